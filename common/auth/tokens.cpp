@@ -1,0 +1,56 @@
+// Token generation and hashing.
+#include "common/auth/tokens.hpp"
+
+#include <openssl/sha.h>
+#include <sys/random.h>
+
+#include <cerrno>
+#include <stdexcept>
+#include <system_error>
+
+namespace rr::auth {
+namespace {
+constexpr std::string_view kPrefix = "rr_";
+constexpr std::size_t kRandomBytes = 32;
+}  // namespace
+
+std::string to_hex(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 0xf];
+  }
+  return out;
+}
+
+std::string generate_token() {
+  std::string random(kRandomBytes, '\0');
+  std::size_t filled = 0;
+  while (filled < random.size()) {
+    ssize_t n = getrandom(random.data() + filled, random.size() - filled, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "getrandom");
+    }
+    filled += static_cast<std::size_t>(n);
+  }
+  return std::string(kPrefix) + to_hex(random);
+}
+
+bool looks_like_token(std::string_view token) {
+  if (token.size() != kPrefix.size() + kRandomBytes * 2 || !token.starts_with(kPrefix)) return false;
+  for (char c : token.substr(kPrefix.size())) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string sha256(std::string_view data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof digest);
+}
+
+}  // namespace rr::auth

@@ -1,0 +1,32 @@
+// Top-level error boundary for the binaries.
+#include "common/cli/run_main.hpp"
+
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+#include "common/base/log.hpp"
+#include "common/cli/exit_codes.hpp"
+#include "common/config/environment.hpp"
+
+namespace rr::cli {
+
+int run_main(std::string_view process_name, const std::function<int()>& body) {
+  log::init(process_name);
+  try {
+    return body();
+  } catch (const config::ConfigError& e) {
+    log::error("invalid configuration", {{"variable", e.variable()}, {"problem", e.problem()}});
+    return kExitConfig;
+  } catch (const UsageError& e) {
+    log::error("usage error", {{"problem", e.what()}});
+    return kExitConfig;
+  } catch (const pqxx::broken_connection& e) {
+    log::error("cannot reach the database", {{"error", e.what()}});
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    log::error("fatal error", {{"error", e.what()}});
+    return kExitFailure;
+  }
+}
+
+}  // namespace rr::cli

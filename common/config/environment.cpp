@@ -1,0 +1,144 @@
+// Environment variable parsing with one clear error per bad variable.
+#include "common/config/environment.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace rr::config {
+
+ConfigError::ConfigError(std::string variable, std::string problem)
+    : std::runtime_error(variable + ": " + problem), variable_(std::move(variable)), problem_(std::move(problem)) {}
+
+Environment Environment::process() {
+  return Environment([](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (!value) return std::nullopt;
+    return std::string(value);
+  });
+}
+
+Environment Environment::from_map(std::map<std::string, std::string> values) {
+  return Environment([values = std::move(values)](const std::string& name) -> std::optional<std::string> {
+    auto it = values.find(name);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::optional<std::string> Environment::get(const std::string& name) const {
+  auto value = lookup_(name);
+  if (!value || value->empty()) return std::nullopt;
+  return value;
+}
+
+std::string Environment::required_string(const std::string& name) const {
+  auto value = get(name);
+  if (!value) throw ConfigError(name, "is not set");
+  return *value;
+}
+
+std::string Environment::string_or(const std::string& name, std::string fallback) const {
+  return get(name).value_or(std::move(fallback));
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t value = 0;
+  if (text.empty()) return std::nullopt;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_finite_decimal(std::string_view text) {
+  // Only [-+]digits[.digits]: no hex, no exponent-only forms, no "inf"/"nan", no spaces, no NUL.
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  std::size_t i = 0;
+  if (text[i] == '-' || text[i] == '+') ++i;
+  std::size_t digits = 0;
+  bool seen_dot = false;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= '0' && c <= '9') {
+      ++digits;
+    } else if (c == '.' && !seen_dot) {
+      seen_dot = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (digits == 0) return std::nullopt;
+  // from_chars rejects a leading '+'.
+  std::string_view digits_part = text[0] == '+' ? text.substr(1) : text;
+  double value = 0;
+  auto [end, error] = std::from_chars(digits_part.data(), digits_part.data() + digits_part.size(), value,
+                                      std::chars_format::fixed);
+  if (error != std::errc() || end != digits_part.data() + digits_part.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::int64_t Environment::integer(const std::string& name, std::int64_t fallback, std::int64_t min,
+                                  std::int64_t max) const {
+  auto text = get(name);
+  if (!text) return fallback;
+  auto value = parse_integer(*text);
+  if (!value) throw ConfigError(name, "must be a whole number, got \"" + *text + "\"");
+  if (*value < min || *value > max) {
+    throw ConfigError(name, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
+                                std::to_string(*value));
+  }
+  return *value;
+}
+
+std::uint16_t Environment::port(const std::string& name, std::optional<std::uint16_t> fallback) const {
+  auto text = get(name);
+  if (!text) {
+    if (!fallback) throw ConfigError(name, "is not set");
+    return *fallback;
+  }
+  auto value = parse_integer(*text);
+  if (!value || *value < 1 || *value > 65535) {
+    throw ConfigError(name, "must be a TCP port between 1 and 65535, got \"" + *text + "\"");
+  }
+  return static_cast<std::uint16_t>(*value);
+}
+
+std::chrono::milliseconds Environment::seconds(const std::string& name, double fallback, double min,
+                                               double max) const {
+  auto text = get(name);
+  double value = fallback;
+  if (text) {
+    auto parsed = parse_finite_decimal(*text);
+    if (!parsed) throw ConfigError(name, "must be a number of seconds, got \"" + *text + "\"");
+    value = *parsed;
+    if (value < min || value > max) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "must be between %g and %g seconds, got %s", min, max, text->c_str());
+      throw ConfigError(name, buf);
+    }
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000.0)));
+}
+
+std::string Environment::url(const std::string& name, std::optional<std::string> fallback,
+                             std::initializer_list<std::string_view> schemes) const {
+  auto text = get(name);
+  if (!text) {
+    if (!fallback) throw ConfigError(name, "is not set");
+    return *fallback;
+  }
+  for (auto scheme : schemes) {
+    if (text->starts_with(scheme) && text->size() > scheme.size()) return *text;
+  }
+  std::string expected;
+  for (auto scheme : schemes) {
+    if (!expected.empty()) expected += " or ";
+    expected += scheme;
+  }
+  // Never echo the value: URLs carry passwords.
+  throw ConfigError(name, "must be a URL starting with " + expected);
+}
+
+}  // namespace rr::config

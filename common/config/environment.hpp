@@ -1,0 +1,56 @@
+// Typed reads of environment variables: each read names its variable, default and bounds in one
+// place, and a bad value throws ConfigError naming the variable (the binary exits 2 with it).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace rr::config {
+
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string variable, std::string problem);
+  const std::string& variable() const { return variable_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string variable_;
+  std::string problem_;
+};
+
+class Environment {
+ public:
+  using Lookup = std::function<std::optional<std::string>(const std::string&)>;
+
+  explicit Environment(Lookup lookup) : lookup_(std::move(lookup)) {}
+  static Environment process();
+  static Environment from_map(std::map<std::string, std::string> values);
+
+  // Unset and empty are the same: an operator who writes `FOO=` in a .env file means "unset".
+  std::optional<std::string> get(const std::string& name) const;
+
+  std::string required_string(const std::string& name) const;
+  std::string string_or(const std::string& name, std::string fallback) const;
+  std::int64_t integer(const std::string& name, std::int64_t fallback, std::int64_t min, std::int64_t max) const;
+  std::uint16_t port(const std::string& name, std::optional<std::uint16_t> fallback) const;
+  // Seconds as a decimal number ("90", "0.25"); bounds are in seconds.
+  std::chrono::milliseconds seconds(const std::string& name, double fallback, double min, double max) const;
+  // A URL whose scheme is one of `schemes` (e.g. "postgresql://", "postgres://").
+  std::string url(const std::string& name, std::optional<std::string> fallback,
+                  std::initializer_list<std::string_view> schemes) const;
+
+ private:
+  Lookup lookup_;
+};
+
+// Strict number parsing shared with request validation: the whole string must be consumed.
+std::optional<std::int64_t> parse_integer(std::string_view text);
+std::optional<double> parse_finite_decimal(std::string_view text);
+
+}  // namespace rr::config

@@ -1,0 +1,37 @@
+// Parsing of the shared settings; defaults follow the design.
+#include "common/config/settings.hpp"
+
+namespace rr::config {
+
+DatabaseSettings DatabaseSettings::from_env(const Environment& env) {
+  return {env.url("DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"})};
+}
+
+RedisSettings RedisSettings::from_env(const Environment& env) {
+  return {env.url("REDIS_URL", std::nullopt, {"redis://", "unix://", "/"})};
+}
+
+PaymentSettings PaymentSettings::from_env(const Environment& env) {
+  PaymentSettings settings;
+  settings.api_base = env.url("STRIPE_API_BASE", "https://api.stripe.com", {"https://", "http://"});
+  while (settings.api_base.ends_with('/')) settings.api_base.pop_back();
+  settings.api_key = env.required_string("STRIPE_API_KEY");
+  settings.timeout = env.seconds("STRIPE_TIMEOUT", 10, 0.05, 300);
+  return settings;
+}
+
+WorkflowSettings WorkflowSettings::from_env(const Environment& env) {
+  return {env.seconds("IDEMPOTENCY_KEY_LOCK_TIMEOUT", 90, 1, 86400)};
+}
+
+LoopSettings LoopSettings::from_env(const Environment& env, const std::string& prefix, double default_idle_sleep) {
+  LoopSettings settings;
+  settings.batch_size = env.integer(prefix + "_BATCH_SIZE", 1000, 1, 100000);
+  settings.idle_sleep = env.seconds(prefix + "_IDLE_SLEEP", default_idle_sleep, 0.01, 3600);
+  settings.max_backoff = env.seconds(prefix + "_MAX_BACKOFF", 30, 0.1, 3600);
+  settings.metrics_port = env.get("METRICS_PORT") ? env.port("METRICS_PORT", std::nullopt) : 0;
+  settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
+  return settings;
+}
+
+}  // namespace rr::config

@@ -1,0 +1,44 @@
+// Settings shared by several binaries, each parsed once from the environment (names in DESIGN.md).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "common/config/environment.hpp"
+
+namespace rr::config {
+
+struct DatabaseSettings {
+  std::string url;  // DATABASE_URL, a libpq URI
+  static DatabaseSettings from_env(const Environment& env);
+};
+
+struct RedisSettings {
+  std::string url;  // REDIS_URL: redis://[:password@]host:port/db or unix:///path/to/socket
+  static RedisSettings from_env(const Environment& env);
+};
+
+struct PaymentSettings {
+  std::string api_base;               // STRIPE_API_BASE, default https://api.stripe.com
+  std::string api_key;                // STRIPE_API_KEY, required
+  std::chrono::milliseconds timeout;  // STRIPE_TIMEOUT seconds, default 10: connect plus response
+  static PaymentSettings from_env(const Environment& env);
+};
+
+struct WorkflowSettings {
+  std::chrono::milliseconds lock_timeout;  // IDEMPOTENCY_KEY_LOCK_TIMEOUT seconds, default 90
+  static WorkflowSettings from_env(const Environment& env);
+};
+
+// The knobs every background loop shares; `prefix` is ENQUEUER, COMPLETER or REAPER.
+struct LoopSettings {
+  std::int64_t batch_size;                // <PREFIX>_BATCH_SIZE, default 1000
+  std::chrono::milliseconds idle_sleep;   // <PREFIX>_IDLE_SLEEP seconds, sleep after a pass with no work
+  std::chrono::milliseconds max_backoff;  // <PREFIX>_MAX_BACKOFF seconds, cap of the error backoff
+  std::uint16_t metrics_port;             // METRICS_PORT, 0 = no metrics endpoint
+  std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT seconds, default 25
+  static LoopSettings from_env(const Environment& env, const std::string& prefix, double default_idle_sleep);
+};
+
+}  // namespace rr::config

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds with AddressSanitizer and
+# UndefinedBehaviorSanitizer, starts throwaway PostgreSQL and Redis, runs every test under
+# CTest, and stops the servers whatever happens.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+scripts/build.sh build-test -DROCKET_RIDES_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+
+servers_dir=$(mktemp -d /tmp/rocket-rides-test.XXXXXX)
+cleanup() {
+  scripts/local-servers.sh stop "$servers_dir" || true
+  rm -rf "$servers_dir"
+}
+trap cleanup EXIT INT TERM
+server_env=$(scripts/local-servers.sh start "$servers_dir" --fast)
+eval "$server_env"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
+
+ctest --test-dir build-test --output-on-failure --parallel 2 "$@"

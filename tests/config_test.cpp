@@ -1,0 +1,120 @@
+// Configuration parsing: defaults, every kind of bad value, and the variable named in the error.
+#include <boost/test/unit_test.hpp>
+#include <vector>
+
+#include "common/config/environment.hpp"
+#include "common/config/settings.hpp"
+
+using rr::config::ConfigError;
+using rr::config::Environment;
+
+namespace {
+
+// Runs `parse` and returns the variable its ConfigError names, or "" when it did not throw.
+template <typename F>
+std::string failing_variable(F&& parse) {
+  try {
+    parse();
+  } catch (const ConfigError& e) {
+    return e.variable();
+  }
+  return "";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(configuration)
+
+BOOST_AUTO_TEST_CASE(missing_database_url_is_named) {
+  auto env = Environment::from_map({});
+  BOOST_TEST(failing_variable([&] { rr::config::DatabaseSettings::from_env(env); }) == "DATABASE_URL");
+}
+
+BOOST_AUTO_TEST_CASE(empty_value_counts_as_missing) {
+  auto env = Environment::from_map({{"DATABASE_URL", ""}});
+  BOOST_TEST(failing_variable([&] { rr::config::DatabaseSettings::from_env(env); }) == "DATABASE_URL");
+}
+
+BOOST_AUTO_TEST_CASE(database_url_must_be_a_postgres_uri) {
+  auto env = Environment::from_map({{"DATABASE_URL", "mysql://localhost/x"}});
+  BOOST_TEST(failing_variable([&] { rr::config::DatabaseSettings::from_env(env); }) == "DATABASE_URL");
+  auto good = Environment::from_map({{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}});
+  BOOST_TEST(rr::config::DatabaseSettings::from_env(good).url == "postgres://u@127.0.0.1:5432/db");
+}
+
+BOOST_AUTO_TEST_CASE(url_errors_never_echo_the_value_which_may_hold_a_password) {
+  auto env = Environment::from_map({{"DATABASE_URL", "mysql://user:s3cret@host/db"}});
+  try {
+    rr::config::DatabaseSettings::from_env(env);
+    BOOST_FAIL("expected a ConfigError");
+  } catch (const ConfigError& e) {
+    BOOST_TEST(std::string(e.what()).find("s3cret") == std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(payment_settings_have_design_defaults) {
+  auto env = Environment::from_map({{"STRIPE_API_KEY", "sk_test_x"}});
+  auto settings = rr::config::PaymentSettings::from_env(env);
+  BOOST_TEST(settings.api_base == "https://api.stripe.com");
+  BOOST_TEST(settings.timeout.count() == 10000);
+}
+
+BOOST_AUTO_TEST_CASE(payment_base_loses_trailing_slashes) {
+  auto env = Environment::from_map({{"STRIPE_API_KEY", "k"}, {"STRIPE_API_BASE", "http://127.0.0.1:9/"}});
+  BOOST_TEST(rr::config::PaymentSettings::from_env(env).api_base == "http://127.0.0.1:9");
+}
+
+BOOST_AUTO_TEST_CASE(missing_stripe_key_is_named) {
+  auto env = Environment::from_map({});
+  BOOST_TEST(failing_variable([&] { rr::config::PaymentSettings::from_env(env); }) == "STRIPE_API_KEY");
+}
+
+BOOST_AUTO_TEST_CASE(bad_seconds_values_are_rejected) {
+  for (const char* bad : {"abc", "-1", "1e3", "0x10", "nan", "inf", "10s", " 5", "0"}) {
+    auto env = Environment::from_map({{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", bad}});
+    BOOST_TEST(failing_variable([&] { rr::config::WorkflowSettings::from_env(env); }) ==
+                   "IDEMPOTENCY_KEY_LOCK_TIMEOUT",
+               "value " << bad);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(seconds_accept_decimals) {
+  auto env = Environment::from_map({{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", "1.5"}});
+  BOOST_TEST(rr::config::WorkflowSettings::from_env(env).lock_timeout.count() == 1500);
+  BOOST_TEST(rr::config::WorkflowSettings::from_env(Environment::from_map({})).lock_timeout.count() == 90000);
+}
+
+BOOST_AUTO_TEST_CASE(bad_integers_and_ports_are_rejected) {
+  for (const char* bad : {"0", "-5", "1.5", "ten", "100001", "99999999999999999999"}) {
+    auto env = Environment::from_map({{"ENQUEUER_BATCH_SIZE", bad}});
+    BOOST_TEST(failing_variable([&] { rr::config::LoopSettings::from_env(env, "ENQUEUER", 1); }) ==
+                   "ENQUEUER_BATCH_SIZE",
+               "value " << bad);
+  }
+  for (const char* bad : {"0", "65536", "http", "-1"}) {
+    auto env = Environment::from_map({{"METRICS_PORT", bad}});
+    BOOST_TEST(failing_variable([&] { rr::config::LoopSettings::from_env(env, "REAPER", 1); }) == "METRICS_PORT",
+               "value " << bad);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(loop_settings_defaults) {
+  auto settings = rr::config::LoopSettings::from_env(Environment::from_map({}), "COMPLETER", 5);
+  BOOST_TEST(settings.batch_size == 1000);
+  BOOST_TEST(settings.idle_sleep.count() == 5000);
+  BOOST_TEST(settings.metrics_port == 0);
+  BOOST_TEST(settings.shutdown_timeout.count() == 25000);
+}
+
+BOOST_AUTO_TEST_CASE(finite_decimal_parser_is_strict) {
+  using rr::config::parse_finite_decimal;
+  BOOST_TEST(parse_finite_decimal("37.7749").value() == 37.7749);
+  BOOST_TEST(parse_finite_decimal("-122").value() == -122.0);
+  BOOST_TEST(parse_finite_decimal("+0.5").value() == 0.5);
+  BOOST_TEST(parse_finite_decimal(".5").value() == 0.5);
+  for (std::string bad : std::vector<std::string>{"", "-", ".", "1.2.3", "NaN", "inf", "0x1A", "1e5", "12abc", "1 ", std::string("1\0", 2)}) {
+    BOOST_TEST(!parse_finite_decimal(bad).has_value(), "value " << bad);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

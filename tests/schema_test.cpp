@@ -1,0 +1,129 @@
+// Constraints that live in the schema: key length and alphabet, uniqueness per user, verbatim bodies.
+#include <boost/test/unit_test.hpp>
+
+#include "support/test_database.hpp"
+
+using rr::test::TestDatabase;
+
+namespace {
+
+struct SchemaFixture {
+  TestDatabase db;
+  std::int64_t alice = 0;
+  std::int64_t bob = 0;
+
+  SchemaFixture() {
+    pqxx::work tx(db.conn());
+    alice = tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('alice@example.com', 'cus_a') RETURNING id")[0][0]
+                .as<std::int64_t>();
+    bob = tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('bob@example.com', 'cus_b') RETURNING id")[0][0]
+              .as<std::int64_t>();
+    tx.commit();
+  }
+
+  // Inserts a key row; true when the database accepted it.
+  bool insert_key(std::int64_t user, const std::string& key) {
+    try {
+      pqxx::work tx(db.conn());
+      tx.exec_params(
+          "INSERT INTO idempotency_keys (idempotency_key, request_method, request_params, request_path, "
+          "recovery_point, user_id) VALUES ($1, 'POST', '{}', '/rides', 'started', $2)",
+          key, user);
+      tx.commit();
+      return true;
+    } catch (const pqxx::integrity_constraint_violation&) {
+      return false;
+    } catch (const pqxx::data_exception&) {
+      return false;
+    }
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(schema, SchemaFixture)
+
+BOOST_AUTO_TEST_CASE(key_length_bounds_match_the_api) {
+  BOOST_TEST(!insert_key(alice, std::string(19, 'k')));
+  BOOST_TEST(insert_key(alice, std::string(20, 'k')));
+  BOOST_TEST(insert_key(alice, std::string(255, 'x')));
+  BOOST_TEST(!insert_key(alice, std::string(256, 'y')));
+}
+
+BOOST_AUTO_TEST_CASE(key_must_be_printable_ascii) {
+  BOOST_TEST(!insert_key(alice, "key-with-a-tab\there-000"));
+  BOOST_TEST(!insert_key(alice, "key-with-unicode-\xc3\xa9-0000"));
+  BOOST_TEST(insert_key(alice, "key with spaces and ~!@#$%^&*()"));
+}
+
+BOOST_AUTO_TEST_CASE(key_is_unique_per_user_not_globally) {
+  std::string key = "shared-key-value-0000001";
+  BOOST_TEST(insert_key(alice, key));
+  BOOST_TEST(!insert_key(alice, key));
+  BOOST_TEST(insert_key(bob, key));
+}
+
+BOOST_AUTO_TEST_CASE(each_key_gets_its_own_payment_idempotency_key) {
+  BOOST_REQUIRE(insert_key(alice, "first-key-000000000000"));
+  BOOST_REQUIRE(insert_key(alice, "second-key-00000000000"));
+  BOOST_TEST(db.scalar("SELECT count(DISTINCT payment_idempotency_key) FROM idempotency_keys") == "2");
+  BOOST_TEST(db.scalar("SELECT bool_and(payment_idempotency_key LIKE 'rr-%') FROM idempotency_keys") == "t");
+}
+
+BOOST_AUTO_TEST_CASE(finished_requires_a_stored_response) {
+  BOOST_REQUIRE(insert_key(alice, "finish-me-0000000000000"));
+  BOOST_CHECK_THROW(
+      {
+        pqxx::work tx(db.conn());
+        tx.exec("UPDATE idempotency_keys SET recovery_point = 'finished'");
+        tx.commit();
+      },
+      pqxx::check_violation);
+}
+
+BOOST_AUTO_TEST_CASE(response_body_is_kept_byte_for_byte) {
+  BOOST_REQUIRE(insert_key(alice, "verbatim-body-000000000"));
+  std::string body = "{\"z\":1,  \"a\":{\"b\":2.50}}";
+  {
+    pqxx::work tx(db.conn());
+    tx.exec_params(
+        "UPDATE idempotency_keys SET recovery_point = 'finished', response_code = 201, response_body = $1", body);
+    tx.commit();
+  }
+  BOOST_TEST(db.scalar("SELECT response_body FROM idempotency_keys") == body);
+}
+
+BOOST_AUTO_TEST_CASE(staged_jobs_get_a_24_hex_jid) {
+  pqxx::work tx(db.conn());
+  tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('send_ride_receipt', '[1]')");
+  tx.commit();
+  BOOST_TEST(db.scalar("SELECT jid ~ '^[0-9a-f]{24}$' FROM staged_jobs") == "t");
+}
+
+BOOST_AUTO_TEST_CASE(rides_keep_their_rows_when_the_key_is_deleted) {
+  BOOST_REQUIRE(insert_key(alice, "ride-key-000000000000000"));
+  {
+    pqxx::work tx(db.conn());
+    tx.exec_params(
+        "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id) "
+        "SELECT id, 1, 2, 3, 4, $1 FROM idempotency_keys",
+        alice);
+    tx.exec("DELETE FROM idempotency_keys");
+    tx.commit();
+  }
+  BOOST_TEST(db.scalar("SELECT count(*) FROM rides WHERE idempotency_key_id IS NULL") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(coordinates_out_of_range_are_refused) {
+  BOOST_CHECK_THROW(
+      {
+        pqxx::work tx(db.conn());
+        tx.exec_params(
+            "INSERT INTO rides (origin_lat, origin_lon, target_lat, target_lon, user_id) VALUES (91, 0, 0, 0, $1)",
+            alice);
+        tx.commit();
+      },
+      pqxx::check_violation);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,81 @@
+// Throwaway databases for tests.
+#include "support/test_database.hpp"
+
+#include <sys/random.h>
+
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+
+#include "common/db/migrations.hpp"
+
+namespace rr::test {
+
+std::string require_env(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) {
+    BOOST_FAIL(std::string(name) + " is not set; run the tests through scripts/test.sh");
+  }
+  return value;
+}
+
+std::string with_database(const std::string& url, const std::string& database) {
+  auto scheme_end = url.find("://");
+  auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+  auto query_start = url.find('?');
+  std::string base = path_start == std::string::npos ? url.substr(0, query_start) : url.substr(0, path_start);
+  std::string query = query_start == std::string::npos ? "" : url.substr(query_start);
+  return base + "/" + database + query;
+}
+
+std::string random_suffix(std::size_t hex_chars) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  while (out.size() < hex_chars) {
+    unsigned char byte = 0;
+    if (getrandom(&byte, 1, 0) != 1) byte = static_cast<unsigned char>(std::rand());
+    out += digits[byte >> 4];
+    out += digits[byte & 0xf];
+  }
+  out.resize(hex_chars);
+  return out;
+}
+
+TestDatabase::TestDatabase(bool migrated) {
+  admin_url_ = require_env("DATABASE_URL");
+  name_ = "rr_test_" + random_suffix();
+  {
+    pqxx::connection admin(admin_url_);
+    pqxx::nontransaction tx(admin);
+    tx.exec("CREATE DATABASE " + name_);
+  }
+  url_ = with_database(admin_url_, name_);
+  conn_ = std::make_unique<pqxx::connection>(url_);
+  if (migrated) db::migrate(*conn_, db::embedded_migrations());
+}
+
+TestDatabase::~TestDatabase() {
+  try {
+    conn_.reset();
+    pqxx::connection admin(admin_url_);
+    pqxx::nontransaction tx(admin);
+    tx.exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  } catch (const std::exception&) {
+    // A leftover database in a throwaway cluster harms nothing.
+  }
+}
+
+void TestDatabase::truncate_all() {
+  pqxx::nontransaction tx(*conn_);
+  tx.exec(
+      "TRUNCATE users, api_tokens, idempotency_keys, rides, audit_records, staged_jobs, idempotency_keys_archive "
+      "RESTART IDENTITY CASCADE");
+}
+
+std::string TestDatabase::scalar(const std::string& sql) {
+  pqxx::nontransaction tx(*conn_);
+  auto rows = tx.exec(sql);
+  if (rows.empty() || rows[0][0].is_null()) return "";
+  return rows[0][0].as<std::string>();
+}
+
+}  // namespace rr::test

@@ -1,0 +1,116 @@
+// Users and tokens: create, authenticate, reject; the `user` and `migrate` subcommands end to end.
+#include <boost/test/unit_test.hpp>
+
+#include "common/auth/tokens.hpp"
+#include "common/auth/users.hpp"
+#include "support/process.hpp"
+#include "support/test_database.hpp"
+
+using rr::test::binary;
+using rr::test::run_command;
+using rr::test::TestDatabase;
+
+BOOST_AUTO_TEST_SUITE(users_and_tokens)
+
+BOOST_AUTO_TEST_CASE(tokens_are_random_and_well_formed) {
+  auto a = rr::auth::generate_token();
+  auto b = rr::auth::generate_token();
+  BOOST_TEST(a != b);
+  BOOST_TEST(rr::auth::looks_like_token(a));
+  BOOST_TEST(a.size() == 67u);
+  BOOST_TEST(!rr::auth::looks_like_token("rr_" + std::string(64, 'g')));
+  BOOST_TEST(!rr::auth::looks_like_token(a.substr(1)));
+}
+
+BOOST_AUTO_TEST_CASE(created_token_authenticates_and_only_its_hash_is_stored) {
+  TestDatabase db;
+  auto created = rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");
+  rr::db::ConnectionPool pool(db.url(), 1, std::chrono::seconds(5));
+  auto lease = pool.acquire();
+  auto user = rr::auth::authenticate(lease, created.token);
+  BOOST_REQUIRE(user.has_value());
+  BOOST_TEST(user->id == created.user.id);
+  BOOST_TEST(user->stripe_customer_id == "cus_123");
+  BOOST_TEST(db.scalar("SELECT encode(token_hash, 'hex') FROM api_tokens") ==
+             rr::auth::to_hex(rr::auth::sha256(created.token)));
+  BOOST_TEST(db.scalar("SELECT count(*) FROM api_tokens WHERE position(convert_to('" + created.token +
+                       "', 'UTF8') in token_hash) > 0") == "0");
+}
+
+BOOST_AUTO_TEST_CASE(wrong_token_is_rejected) {
+  TestDatabase db;
+  auto created = rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");
+  rr::db::ConnectionPool pool(db.url(), 1, std::chrono::seconds(5));
+  auto lease = pool.acquire();
+  auto other = rr::auth::generate_token();
+  BOOST_TEST(!rr::auth::authenticate(lease, other).has_value());
+  BOOST_TEST(!rr::auth::authenticate(lease, "").has_value());
+  BOOST_TEST(!rr::auth::authenticate(lease, "not a token").has_value());
+  std::string tampered = created.token;
+  tampered.back() = tampered.back() == '0' ? '1' : '0';
+  BOOST_TEST(!rr::auth::authenticate(lease, tampered).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(duplicate_email_is_a_clear_error) {
+  TestDatabase db;
+  rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");
+  BOOST_CHECK_THROW(rr::auth::create_user(db.conn(), "rider@example.com", "cus_456"), rr::auth::UserExists);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM users") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(user_create_command_prints_only_the_token) {
+  TestDatabase db;
+  auto result = run_command({binary("rocket-rides-api"), "user", "create", "--email", "cli@example.com",
+                             "--stripe-customer", "cus_cli"},
+                            {{"DATABASE_URL", db.url()}});
+  BOOST_TEST(result.exit_code == 0, result.err);
+  BOOST_REQUIRE(!result.out.empty());
+  BOOST_TEST(result.out.back() == '\n');
+  std::string token = result.out.substr(0, result.out.size() - 1);
+  BOOST_TEST(token.find('\n') == std::string::npos);
+  BOOST_TEST(rr::auth::looks_like_token(token));
+  BOOST_TEST(result.err.find(token) == std::string::npos);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE u.email = "
+                       "'cli@example.com' AND t.token_hash = sha256(convert_to('" +
+                       token + "', 'UTF8'))") == "1");
+
+  auto again = run_command({binary("rocket-rides-api"), "user", "create", "--email", "cli@example.com",
+                            "--stripe-customer", "cus_cli"},
+                           {{"DATABASE_URL", db.url()}});
+  BOOST_TEST(again.exit_code == 1);
+  BOOST_TEST(again.out.empty());
+  BOOST_TEST(again.err.find("already exists") != std::string::npos);
+
+  auto fresh = run_command({binary("rocket-rides-api"), "user", "token", "--email", "cli@example.com"},
+                           {{"DATABASE_URL", db.url()}});
+  BOOST_TEST(fresh.exit_code == 0, fresh.err);
+  BOOST_TEST(rr::auth::looks_like_token(fresh.out.substr(0, fresh.out.size() - 1)));
+  BOOST_TEST(db.scalar("SELECT count(*) FROM api_tokens") == "2");
+}
+
+BOOST_AUTO_TEST_CASE(user_create_without_required_flags_is_a_usage_error) {
+  TestDatabase db;
+  auto result = run_command({binary("rocket-rides-api"), "user", "create", "--email", "x@example.com"},
+                            {{"DATABASE_URL", db.url()}});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.err.find("--stripe-customer") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(migrate_command_is_idempotent) {
+  TestDatabase db(/*migrated=*/false);
+  for (int run = 0; run < 2; ++run) {
+    auto result = run_command({binary("rocket-rides-api"), "migrate"}, {{"DATABASE_URL", db.url()}});
+    BOOST_TEST(result.exit_code == 0, result.err);
+  }
+  BOOST_TEST(db.scalar("SELECT count(*) FROM schema_migrations") != "0");
+}
+
+BOOST_AUTO_TEST_CASE(missing_database_url_exits_2_naming_it) {
+  auto result = run_command({binary("rocket-rides-api"), "migrate"}, {{"DATABASE_URL", std::nullopt}});
+  BOOST_TEST(result.exit_code == 2);
+  auto all = result.out + result.err;
+  BOOST_TEST(all.find("DATABASE_URL") != std::string::npos);
+  BOOST_TEST(std::count(all.begin(), all.end(), '\n') == 1);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
