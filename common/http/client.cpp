@@ -1,0 +1,313 @@
+// The blocking HTTP client: a private io_context per call, so one deadline can cancel every step
+// (resolve, connect, TLS handshake, write, read) and a slow provider never outlives its timeout.
+// Also the application/x-www-form-urlencoded codec that goes with it.
+#include "common/http/client.hpp"
+
+#include <openssl/ssl.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <optional>
+
+#include "common/http/message.hpp"
+
+namespace rr::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+// Provider answers are small; a runaway body is a broken peer, not data to buffer.
+constexpr std::uint64_t kMaxResponseBody = 8 * 1024 * 1024;
+
+struct Url {
+  bool tls = false;
+  std::string host;         // without brackets
+  std::string port;         // digits
+  std::string host_header;  // host[:port] as the Host header wants it
+  std::string target;       // path and query
+  std::string origin;       // scheme://host:port, for error messages (no query: it may hold secrets)
+};
+
+bool starts_with_nocase(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && iequals(text.substr(0, prefix.size()), prefix);
+}
+
+std::optional<Url> parse_url(std::string_view text) {
+  Url url;
+  if (starts_with_nocase(text, "http://")) {
+    text.remove_prefix(7);
+  } else if (starts_with_nocase(text, "https://")) {
+    url.tls = true;
+    text.remove_prefix(8);
+  } else {
+    return std::nullopt;
+  }
+  auto end = text.find_first_of("/?#");
+  std::string_view authority = text.substr(0, end);
+  std::string_view rest = end == std::string_view::npos ? std::string_view() : text.substr(end);
+  if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
+
+  std::string_view port;
+  if (authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    url.host = std::string(authority.substr(1, close - 1));
+    auto after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return std::nullopt;
+      port = after.substr(1);
+    }
+  } else {
+    auto colon = authority.rfind(':');
+    url.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (url.host.empty()) return std::nullopt;
+  if (port.empty()) {
+    url.port = url.tls ? "443" : "80";
+  } else {
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    int number = std::stoi(std::string(port));
+    if (number < 1 || number > 65535) return std::nullopt;
+    url.port = std::to_string(number);
+  }
+  std::string bracketed = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+  bool default_port = url.port == (url.tls ? "443" : "80");
+  url.host_header = default_port ? bracketed : bracketed + ":" + url.port;
+  url.origin = (url.tls ? "https://" : "http://") + bracketed + ":" + url.port;
+
+  rest = rest.substr(0, rest.find('#'));
+  url.target = std::string(rest);
+  if (url.target.empty() || url.target.front() == '?') url.target.insert(0, "/");
+  return url;
+}
+
+// Loaded once: the system trust store and the verification policy are the same for every call.
+ssl::context& tls_context() {
+  static ssl::context context = [] {
+    ssl::context ctx(ssl::context::tls_client);
+    ctx.set_default_verify_paths();
+    ctx.set_verify_mode(ssl::verify_peer);
+    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    return ctx;
+  }();
+  return context;
+}
+
+bool is_ip_literal(const std::string& host) {
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+template <typename Stream>
+asio::awaitable<ClientResponse> round_trip(Stream& stream, const bhttp::request<bhttp::string_body>& request,
+                                           std::string& step) {
+  step = "write";
+  co_await bhttp::async_write(stream, request, asio::use_awaitable);
+  step = "read";
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(kMaxResponseBody);
+  if (request.method() == bhttp::verb::head) parser.skip(true);
+  error_code ec;
+  co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+  // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
+  if (ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof()) {
+    ec = {};
+    parser.put_eof(ec);
+  }
+  if (ec) throw boost::system::system_error(ec);
+
+  auto& message = parser.get();
+  ClientResponse response;
+  response.status = static_cast<int>(message.result_int());
+  for (const auto& field : message) {
+    response.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  response.body = std::move(message.body());
+  co_return response;
+}
+
+struct Connection {
+  explicit Connection(asio::io_context& ioc, bool tls) : resolver(ioc), plain(ioc) {
+    if (tls) secure.emplace(ioc, tls_context());
+  }
+  tcp::socket& socket() { return secure ? secure->next_layer() : plain; }
+  void cancel() {
+    resolver.cancel();
+    error_code ignored;
+    socket().close(ignored);
+  }
+
+  tcp::resolver resolver;
+  tcp::socket plain;
+  std::optional<ssl::stream<tcp::socket>> secure;
+};
+
+asio::awaitable<ClientResponse> exchange(Connection& connection, const Url& url,
+                                         const bhttp::request<bhttp::string_body>& request, std::string& step) {
+  step = "resolve";
+  auto endpoints = co_await connection.resolver.async_resolve(url.host, url.port, asio::use_awaitable);
+  step = "connect";
+  co_await asio::async_connect(connection.socket(), endpoints, asio::use_awaitable);
+  if (!connection.secure) co_return co_await round_trip(connection.plain, request, step);
+
+  step = "TLS handshake";
+  auto& stream = *connection.secure;
+  if (!is_ip_literal(url.host) && !SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str())) {
+    throw boost::system::system_error(error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()));
+  }
+  stream.set_verify_callback(ssl::host_name_verification(url.host));
+  co_await stream.async_handshake(ssl::stream_base::client, asio::use_awaitable);
+  co_return co_await round_trip(stream, request, step);
+}
+
+bhttp::request<bhttp::string_body> build_request(const ClientRequest& input, const Url& url) {
+  bhttp::request<bhttp::string_body> request;
+  request.method_string(input.method);
+  request.target(url.target);
+  request.version(11);
+  request.set(bhttp::field::host, url.host_header);
+  request.set(bhttp::field::user_agent, "rocket-rides");
+  for (const auto& [name, value] : input.headers) request.insert(name, value);
+  request.body() = input.body;
+  request.keep_alive(false);
+  request.prepare_payload();
+  return request;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool decode_component(std::string_view text, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c == '%') {
+      if (i + 2 >= text.size()) return false;
+      int high = hex_value(text[i + 1]), low = hex_value(text[i + 2]);
+      if (high < 0 || low < 0) return false;
+      out += static_cast<char>(high * 16 + low);
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ClientResponse::header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (iequals(key, name)) return value;
+  }
+  return "";
+}
+
+ClientResponse send(const ClientRequest& input) {
+  auto url = parse_url(input.url);
+  if (!url) throw TransportError("invalid URL \"" + input.url + "\"", false);
+  auto request = build_request(input, *url);
+  std::string what = input.method + " " + url->origin + url->target.substr(0, url->target.find('?'));
+
+  asio::io_context ioc;
+  Connection connection(ioc, url->tls);
+  std::string step;
+  bool done = false;
+  std::exception_ptr failure;
+  ClientResponse response;
+  asio::co_spawn(ioc, exchange(connection, *url, request, step), [&](std::exception_ptr error, ClientResponse result) {
+    done = true;
+    failure = error;
+    response = std::move(result);
+  });
+  ioc.run_for(input.timeout);
+  bool timed_out = false;
+  if (!done) {
+    // The deadline passed: abort whichever step is pending and let the coroutine unwind.
+    timed_out = true;
+    connection.cancel();
+    ioc.restart();
+    ioc.run();
+  }
+  if (timed_out) {
+    throw TransportError(what + ": timed out after " + std::to_string(input.timeout.count()) + " ms during " + step,
+                         true);
+  }
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const boost::system::system_error& e) {
+      throw TransportError(what + ": " + step + ": " + e.code().message(), false);
+    } catch (const std::exception& e) {
+      throw TransportError(what + ": " + step + ": " + e.what(), false);
+    }
+  }
+  return response;
+}
+
+std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  auto append = [&](std::string_view text) {
+    for (char c : text) {
+      auto byte = static_cast<unsigned char>(c);
+      if (std::isalnum(byte) || c == '-' || c == '.' || c == '_' || c == '~') {
+        out += c;
+      } else if (c == ' ') {
+        out += '+';
+      } else {
+        out += '%';
+        out += kHex[byte >> 4];
+        out += kHex[byte & 0x0F];
+      }
+    }
+  };
+  for (const auto& [name, value] : fields) {
+    if (!out.empty()) out += '&';
+    append(name);
+    out += '=';
+    append(value);
+  }
+  return out;
+}
+
+bool form_decode(std::string_view body, std::vector<std::pair<std::string, std::string>>& out) {
+  std::size_t start = 0;
+  while (start <= body.size()) {
+    auto end = body.find('&', start);
+    if (end == std::string_view::npos) end = body.size();
+    std::string_view pair = body.substr(start, end - start);
+    start = end + 1;
+    if (pair.empty()) continue;  // "a=1&&b=2" and a trailing '&' are harmless
+    auto eq = pair.find('=');
+    std::string name, value;
+    if (!decode_component(pair.substr(0, eq), name)) return false;
+    if (eq != std::string_view::npos && !decode_component(pair.substr(eq + 1), value)) return false;
+    out.emplace_back(std::move(name), std::move(value));
+  }
+  return true;
+}
+
+}  // namespace rr::http

@@ -1,0 +1,526 @@
+// The HTTP/1.1 server: an acceptor and one session per connection on the I/O threads, handlers
+// on a worker pool. The only translation unit (with client.cpp) that includes Beast and Asio.
+#include "common/http/server.hpp"
+
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/base/log.hpp"
+
+namespace rr::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+// After an error response that closes the connection, unread request bytes would make the kernel
+// send RST and the client could lose the response; drain up to this much for this long first.
+constexpr std::size_t kLingerBytes = 1024 * 1024;
+constexpr std::chrono::milliseconds kLingerTime{2000};
+// How long stop() lets sessions run their close handlers before stopping the I/O threads.
+constexpr std::chrono::milliseconds kStopGrace{2000};
+
+std::string json_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+Response json_error(int status, std::string_view type, std::string_view message) {
+  Response response;
+  response.status = status;
+  response.body = R"({"error":{"type":")" + json_escape(type) + R"(","message":")" + json_escape(message) + "\"}}";
+  return response;
+}
+
+bool has_line_break(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
+
+bool is_drop_marker(const Response& response) {
+  for (const auto& [name, value] : response.headers) {
+    if (iequals(name, kDropConnectionHeader)) return true;
+  }
+  return false;
+}
+
+std::string peer_address(const tcp::socket& socket) {
+  error_code ec;
+  auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return "";
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
+
+class Session;
+
+// Everything the sessions share. Member order matters for destruction: the session registry
+// and the in-flight count outlive the io_context, whose destruction may destroy the last
+// sessions; the worker pool dies first because its queued work holds sessions.
+struct ServerCore {
+  ServerOptions options;
+  Handler handler;
+
+  mutable std::mutex mutex;
+  std::condition_variable changed;  // in_flight dropped or a session ended
+  std::size_t in_flight = 0;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+
+  std::atomic<bool> accepting{true};
+  std::atomic<bool> closing{false};
+  std::atomic<bool> stopped{false};
+  std::uint16_t bound_port = 0;
+
+  asio::io_context ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  tcp::acceptor acceptor;
+  asio::steady_timer accept_retry;
+  std::vector<std::thread> io_threads;
+  asio::thread_pool workers;
+
+  ServerCore(ServerOptions opts, Handler h)
+      : options(std::move(opts)),
+        handler(std::move(h)),
+        ioc(static_cast<int>(std::max<std::size_t>(options.io_threads, 1))),
+        acceptor(asio::make_strand(ioc)),
+        accept_retry(acceptor.get_executor()),
+        workers(std::max<std::size_t>(options.worker_threads, 1)) {}
+
+  void begin_request() {
+    std::lock_guard lock(mutex);
+    ++in_flight;
+  }
+
+  void end_request() {
+    std::lock_guard lock(mutex);
+    --in_flight;
+    changed.notify_all();
+  }
+
+  // Runs on a worker thread: whatever the handler does, the client gets an answer.
+  Response call_handler(const Request& request) {
+    try {
+      return handler(request);
+    } catch (const std::exception& e) {
+      log::error("request handler failed", {{"method", request.method}, {"path", request.path}, {"error", e.what()}});
+    } catch (...) {
+      log::error("request handler failed", {{"method", request.method}, {"path", request.path}, {"error", "unknown"}});
+    }
+    return json_error(500, "api_error", "An internal error occurred.");
+  }
+
+  std::vector<std::shared_ptr<Session>> live_sessions() {
+    std::vector<std::shared_ptr<Session>> out;
+    std::lock_guard lock(mutex);
+    for (auto& [raw, weak] : sessions) {
+      if (auto session = weak.lock()) out.push_back(std::move(session));
+    }
+    return out;
+  }
+
+  void do_accept();
+  void close_idle_sessions();
+  void close_all_sessions();
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, ServerCore& core)
+      : remote_address_(peer_address(socket)),
+        stream_(std::move(socket)),
+        executor_(stream_.get_executor()),
+        core_(core) {}
+
+  ~Session() {
+    // Only when the io_context was torn down with our handlers still queued.
+    if (counted_) core_.end_request();
+    std::lock_guard lock(core_.mutex);
+    core_.sessions.erase(this);
+    core_.changed.notify_all();
+  }
+
+  void start() {
+    {
+      std::lock_guard lock(core_.mutex);
+      core_.sessions.emplace(this, weak_from_this());
+    }
+    asio::dispatch(executor_, [self = shared_from_this()] { self->read_next(); });
+  }
+
+  // Graceful stop: a connection waiting for its next request has nothing to finish.
+  void close_if_idle() {
+    asio::post(executor_, [self = shared_from_this()] {
+      if (self->idle_) self->close();
+    });
+  }
+
+  void close_now() {
+    asio::post(executor_, [self = shared_from_this()] { self->close(); });
+  }
+
+ private:
+  void read_next() {
+    if (closed_) return;
+    if (core_.closing || (!core_.accepting && buffer_.size() == 0)) return close();
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(core_.options.header_limit));
+    parser_->body_limit(core_.options.body_limit);
+    if (buffer_.size() > 0) {
+      // A pipelined request is already here.
+      read_deadline_ = std::chrono::steady_clock::now() + core_.options.read_timeout;
+      return read_request();
+    }
+    // Waiting for the first byte is keep-alive idling, timed separately from reading a request;
+    // for a fresh connection the request's own read timeout starts at accept.
+    idle_ = true;
+    read_deadline_ = std::chrono::steady_clock::now() + core_.options.read_timeout;
+    if (served_ == 0) {
+      stream_.expires_at(read_deadline_);
+    } else {
+      stream_.expires_after(core_.options.idle_timeout);
+    }
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](error_code ec, std::size_t n) { self->on_first_bytes(ec, n); });
+  }
+
+  void on_first_bytes(error_code ec, std::size_t n) {
+    idle_ = false;
+    if (ec) return close();
+    buffer_.commit(n);
+    if (served_ > 0) read_deadline_ = std::chrono::steady_clock::now() + core_.options.read_timeout;
+    read_request();
+  }
+
+  void read_request() {
+    stream_.expires_at(read_deadline_);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read(error_code ec) {
+    if (closed_) return;
+    if (ec) {
+      if (ec == bhttp::error::body_limit) {
+        return write_error(413, "Request body is larger than " + std::to_string(core_.options.body_limit) + " bytes.");
+      }
+      if (ec == bhttp::error::header_limit) {
+        return write_error(431,
+                           "Request headers are larger than " + std::to_string(core_.options.header_limit) + " bytes.");
+      }
+      // A request cut short (timeout, reset, EOF midway) leaves nobody to answer.
+      if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
+          ec.category() != bhttp::make_error_code(bhttp::error::bad_method).category()) {
+        return close();
+      }
+      return write_error(400, "Malformed HTTP request.");
+    }
+    if (core_.closing) return close();
+
+    auto message = parser_->release();
+    ++served_;
+    bool keep_alive = message.keep_alive() && served_ < core_.options.max_requests_per_connection;
+    bool head = message.method() == bhttp::verb::head;
+
+    Request request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    auto question = request.target.find('?');
+    request.path = request.target.substr(0, question);
+    if (question != std::string::npos) request.query = request.target.substr(question + 1);
+    for (const auto& field : message) {
+      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    request.remote_address = remote_address_;
+
+    core_.begin_request();
+    counted_ = true;
+    asio::post(core_.workers, [self = shared_from_this(), request = std::move(request), keep_alive, head]() mutable {
+      Response response = self->core_.call_handler(request);
+      // Back to the connection's strand: only it touches the stream.
+      asio::post(self->executor_, [self, response = std::move(response), keep_alive, head]() mutable {
+        self->write(std::move(response), keep_alive, head);
+      });
+    });
+  }
+
+  void write(Response response, bool keep_alive, bool head) {
+    if (closed_ || core_.closing || is_drop_marker(response)) {
+      release();
+      return close();
+    }
+    keep_alive = keep_alive && core_.accepting;
+    try {
+      response_ = to_beast(std::move(response), keep_alive, head);
+    } catch (const std::exception& e) {
+      log::error("cannot serialize response", {{"error", e.what()}});
+      response_ = to_beast(json_error(500, "api_error", "An internal error occurred."), false, head);
+      keep_alive = false;
+    }
+    stream_.expires_after(core_.options.write_timeout);
+    bhttp::async_write(stream_, *response_, [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+      self->release();
+      self->response_.reset();
+      if (ec || !keep_alive) return self->close();
+      self->read_next();
+    });
+  }
+
+  // Errors found while reading: answer, then close without resetting the unread request.
+  void write_error(int status, const std::string& message) {
+    response_ = to_beast(json_error(status, "invalid_request_error", message), false, false);
+    stream_.expires_after(core_.options.write_timeout);
+    bhttp::async_write(stream_, *response_, [self = shared_from_this()](error_code ec, std::size_t) {
+      self->response_.reset();
+      if (ec) return self->close();
+      self->linger();
+    });
+  }
+
+  void linger() {
+    error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kLingerTime);
+    drain();
+  }
+
+  void drain() {
+    stream_.async_read_some(asio::buffer(discard_), [self = shared_from_this()](error_code ec, std::size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > kLingerBytes) return self->close();
+      self->drain();
+    });
+  }
+
+  std::shared_ptr<bhttp::response<bhttp::string_body>> to_beast(Response response, bool keep_alive, bool head) {
+    auto out = std::make_shared<bhttp::response<bhttp::string_body>>();
+    out->version(11);
+    int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
+    out->result(static_cast<unsigned>(status));
+    out->set(bhttp::field::server, "rocket-rides");
+    if (!response.content_type.empty() && !has_line_break(response.content_type)) {
+      out->set(bhttp::field::content_type, response.content_type);
+    }
+    for (const auto& [name, value] : response.headers) {
+      // A line break in a header would let the handler's data split the response.
+      if (name.empty() || has_line_break(name) || has_line_break(value)) {
+        log::warn("dropping a response header with a line break", {{"header", name}});
+        continue;
+      }
+      out->insert(name, value);
+    }
+    out->keep_alive(keep_alive);
+    bool bodiless = status < 200 || status == 204 || status == 304;
+    if (bodiless) {
+      out->content_length(boost::none);
+    } else if (head) {
+      out->content_length(response.body.size());
+    } else {
+      out->body() = std::move(response.body);
+      out->prepare_payload();
+    }
+    return out;
+  }
+
+  void release() {
+    if (!counted_) return;
+    counted_ = false;
+    core_.end_request();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+  }
+
+  const std::string remote_address_;
+  beast::tcp_stream stream_;
+  const asio::any_io_executor executor_;  // the connection's strand, copied for worker threads
+  ServerCore& core_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<bhttp::response<bhttp::string_body>> response_;  // alive until its write ends
+  std::chrono::steady_clock::time_point read_deadline_;
+  std::array<char, 16 * 1024> discard_{};
+  std::size_t drained_ = 0;
+  std::size_t served_ = 0;
+  bool idle_ = false;  // waiting for the first byte of a request
+  bool closed_ = false;
+  bool counted_ = false;  // holds one unit of in_flight until its response is written or dropped
+};
+
+void ServerCore::do_accept() {
+  acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+    if (ec) {
+      // Out of file descriptors and the like: pause instead of spinning on the error.
+      log::warn("accept failed", {{"error", ec.message()}});
+      accept_retry.expires_after(std::chrono::milliseconds(50));
+      accept_retry.async_wait([this](error_code wait_ec) {
+        if (!wait_ec && acceptor.is_open()) do_accept();
+      });
+      return;
+    }
+    if (!accepting) {
+      error_code ignored;
+      socket.close(ignored);
+      return;
+    }
+    std::make_shared<Session>(std::move(socket), *this)->start();
+    do_accept();
+  });
+}
+
+void ServerCore::close_idle_sessions() {
+  for (auto& session : live_sessions()) session->close_if_idle();
+}
+
+void ServerCore::close_all_sessions() {
+  for (auto& session : live_sessions()) session->close_now();
+}
+
+}  // namespace
+
+struct Server::Impl {
+  explicit Impl(ServerOptions options, Handler handler) : core(std::move(options), std::move(handler)) {}
+  ServerCore core;
+};
+
+Server::Server(ServerOptions options, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+
+Server::~Server() { stop(); }
+
+void Server::start() {
+  auto& core = impl_->core;
+  error_code ec;
+  auto address = asio::ip::make_address(core.options.address, ec);
+  if (ec) {
+    throw std::system_error(std::make_error_code(std::errc::invalid_argument),
+                            "invalid listen address \"" + core.options.address + "\"");
+  }
+  tcp::endpoint endpoint(address, core.options.port);
+  auto fail = [&](const char* step) {
+    throw std::system_error(ec.value(), std::generic_category(),
+                            std::string(step) + " " + core.options.address + ":" + std::to_string(core.options.port));
+  };
+  core.acceptor.open(endpoint.protocol(), ec);
+  if (ec) fail("cannot open a socket for");
+  // A restarted server must not wait out TIME_WAIT connections of its predecessor.
+  core.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (ec) fail("cannot set SO_REUSEADDR on");
+  core.acceptor.bind(endpoint, ec);
+  if (ec) fail("cannot bind");
+  core.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) fail("cannot listen on");
+  core.bound_port = core.acceptor.local_endpoint().port();
+
+  core.do_accept();
+  core.work.emplace(core.ioc.get_executor());
+  std::size_t threads = std::max<std::size_t>(core.options.io_threads, 1);
+  for (std::size_t i = 0; i < threads; ++i) {
+    core.io_threads.emplace_back([&core] {
+      for (;;) {
+        try {
+          core.ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          log::error("I/O thread caught an exception", {{"error", e.what()}});
+        }
+      }
+    });
+  }
+}
+
+std::uint16_t Server::port() const { return impl_->core.bound_port; }
+
+void Server::stop_accepting() {
+  auto& core = impl_->core;
+  core.accepting = false;
+  asio::post(core.acceptor.get_executor(), [&core] {
+    error_code ignored;
+    core.acceptor.close(ignored);
+    core.accept_retry.cancel();
+  });
+  core.close_idle_sessions();
+}
+
+bool Server::wait_idle(std::chrono::milliseconds timeout) {
+  auto& core = impl_->core;
+  std::unique_lock lock(core.mutex);
+  return core.changed.wait_for(lock, timeout, [&] { return core.in_flight == 0; });
+}
+
+void Server::stop() {
+  auto& core = impl_->core;
+  if (core.stopped.exchange(true)) return;
+  stop_accepting();
+  core.closing = true;
+  core.close_all_sessions();
+  // Handlers cannot be interrupted; their responses find the connection closing and are dropped.
+  core.workers.join();
+  {
+    std::unique_lock lock(core.mutex);
+    core.changed.wait_for(lock, kStopGrace, [&] { return core.sessions.empty(); });
+  }
+  core.work.reset();
+  core.ioc.stop();
+  for (auto& thread : core.io_threads) thread.join();
+  core.io_threads.clear();
+}
+
+std::size_t Server::in_flight() const {
+  std::lock_guard lock(impl_->core.mutex);
+  return impl_->core.in_flight;
+}
+
+}  // namespace rr::http

@@ -1,0 +1,58 @@
+// An HTTP/1.1 server on Boost.Beast/Asio: I/O threads do only I/O, and each complete request is
+// handed to a worker pool that runs the (blocking) handler. Used by the API and the stand-in
+// provider, and by the daemons' optional metrics endpoints.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/http/message.hpp"
+
+namespace rr::http {
+
+// A handler that returns a Response carrying this header (any value) makes the server close the
+// connection without writing anything: the client sees its request vanish. Only the stand-in
+// provider uses it, to simulate a charge recorded whose answer never arrived.
+inline constexpr std::string_view kDropConnectionHeader = "X-Rr-Drop-Connection";
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 0;  // 0 picks a free port; see Server::port()
+  std::size_t io_threads = 1;
+  std::size_t worker_threads = 16;
+  std::chrono::milliseconds read_timeout{30000};  // whole request, headers and body
+  std::chrono::milliseconds idle_timeout{60000};  // keep-alive wait for the next request
+  std::chrono::milliseconds write_timeout{30000};
+  std::size_t header_limit = 16 * 1024;
+  std::size_t body_limit = 64 * 1024;  // larger bodies get 413
+  std::size_t max_requests_per_connection = 10000;
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, Handler handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds, listens and starts the threads. Throws std::system_error when the port is taken.
+  void start();
+  std::uint16_t port() const;
+  // Graceful stop, step one: close the listener; connections finish their current request and
+  // are closed instead of kept alive.
+  void stop_accepting();
+  // Waits until no request is being handled or written; false on timeout.
+  bool wait_idle(std::chrono::milliseconds timeout);
+  // Closes every connection and joins the threads. Idempotent.
+  void stop();
+  std::size_t in_flight() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rr::http

@@ -1,0 +1,418 @@
+// The HTTP server and client over real loopback sockets: keep-alive, limits, malformed input,
+// failing handlers, slow clients, graceful stop, deadlines and the form codec.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <future>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "common/http/client.hpp"
+#include "common/http/server.hpp"
+#include "support/process.hpp"
+
+using namespace std::chrono_literals;
+using rr::http::ClientRequest;
+using rr::http::Request;
+using rr::http::Response;
+
+namespace {
+
+// A plain socket, so tests can send what no well-behaved client would.
+class RawConnection {
+ public:
+  explicit RawConnection(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot connect");
+    }
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  void send(std::string_view data) {
+    while (!data.empty()) {
+      auto n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) throw std::runtime_error("send failed");
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+
+  // One response (head and Content-Length body); "" when the peer closed or the time ran out.
+  std::string read_response(std::chrono::milliseconds timeout = 5000ms) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto head_end = buffer_.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        std::size_t length = content_length(buffer_.substr(0, head_end));
+        std::size_t total = head_end + 4 + length;
+        if (buffer_.size() >= total) {
+          std::string response = buffer_.substr(0, total);
+          buffer_.erase(0, total);
+          return response;
+        }
+      }
+      if (!fill(deadline)) return "";
+    }
+  }
+
+  // True when the server closes the connection (EOF or reset) before the timeout.
+  bool closed_by_peer(std::chrono::milliseconds timeout = 5000ms) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (fill(deadline)) {
+    }
+    return eof_;
+  }
+
+ private:
+  static std::size_t content_length(const std::string& head) {
+    std::string lower;
+    for (char c : head) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto at = lower.find("\r\ncontent-length:");
+    if (at == std::string::npos) return 0;
+    return std::stoul(head.substr(at + 17));
+  }
+
+  bool fill(std::chrono::steady_clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= 0ms) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    char chunk[4096];
+    auto n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n <= 0) {
+      eof_ = true;
+      return false;
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  std::string buffer_;
+  bool eof_ = false;
+};
+
+std::string url(const rr::http::Server& server, const std::string& path) {
+  return "http://127.0.0.1:" + std::to_string(server.port()) + path;
+}
+
+rr::http::ClientResponse get(const rr::http::Server& server, const std::string& path) {
+  ClientRequest request;
+  request.url = url(server, path);
+  request.timeout = 5000ms;
+  return rr::http::send(request);
+}
+
+long millis(std::chrono::steady_clock::duration d) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+Response text(std::string body) {
+  Response response;
+  response.content_type = "text/plain";
+  response.body = std::move(body);
+  return response;
+}
+
+rr::http::ServerOptions small_options() {
+  rr::http::ServerOptions options;
+  options.worker_threads = 4;
+  options.body_limit = 1024;
+  return options;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(http_server)
+
+BOOST_AUTO_TEST_CASE(serves_two_requests_on_one_kept_alive_connection) {
+  rr::http::Server server(small_options(), [](const Request& request) { return text("path " + request.path); });
+  server.start();
+  RawConnection connection(server.port());
+  connection.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string first = connection.read_response();
+  BOOST_TEST(first.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(first.ends_with("path /one"));
+  BOOST_TEST(first.find("Connection: close") == std::string::npos);
+  connection.send("GET /two?x=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string second = connection.read_response();
+  BOOST_TEST(second.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(second.ends_with("path /two"));
+}
+
+BOOST_AUTO_TEST_CASE(response_carries_status_content_type_extra_headers_and_server_name) {
+  rr::http::Server server(small_options(), [](const Request& request) {
+    Response response;
+    response.status = 201;
+    response.content_type = "application/json";
+    response.body = R"({"peer":")" + request.remote_address + R"(","query":")" + request.query + "\"}";
+    response.with_header("Idempotent-Replayed", "true");
+    return response;
+  });
+  server.start();
+  auto response = get(server, "/rides?limit=5");
+  BOOST_TEST(response.status == 201);
+  BOOST_TEST(response.header("content-type") == "application/json");
+  BOOST_TEST(response.header("idempotent-replayed") == "true");
+  BOOST_TEST(response.header("server") == "rocket-rides");
+  BOOST_TEST(response.header("content-length") == std::to_string(response.body.size()));
+  BOOST_TEST(response.body == R"({"peer":"127.0.0.1","query":"limit=5"})");
+}
+
+BOOST_AUTO_TEST_CASE(answers_413_with_a_json_error_when_the_body_is_over_the_limit) {
+  std::atomic<int> calls{0};
+  rr::http::Server server(small_options(), [&](const Request&) {
+    ++calls;
+    return text("handled");
+  });
+  server.start();
+  RawConnection connection(server.port());
+  connection.send("POST /rides HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + std::string(5000, 'a'));
+  std::string response = connection.read_response();
+  BOOST_TEST(response.starts_with("HTTP/1.1 413"));
+  BOOST_TEST(response.find(R"({"error":{"type":"invalid_request_error","message":")") != std::string::npos);
+  BOOST_TEST(connection.closed_by_peer());
+  BOOST_TEST(calls == 0);
+}
+
+BOOST_AUTO_TEST_CASE(answers_413_when_a_chunked_body_grows_over_the_limit) {
+  rr::http::Server server(small_options(), [](const Request&) { return text("handled"); });
+  server.start();
+  RawConnection connection(server.port());
+  std::string chunk(800, 'b');
+  connection.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n320\r\n" + chunk + "\r\n320\r\n" +
+                  chunk + "\r\n0\r\n\r\n");
+  BOOST_TEST(connection.read_response().starts_with("HTTP/1.1 413"));
+  BOOST_TEST(connection.closed_by_peer());
+}
+
+BOOST_AUTO_TEST_CASE(answers_400_with_a_json_error_to_a_malformed_request_and_closes) {
+  std::atomic<int> calls{0};
+  rr::http::Server server(small_options(), [&](const Request&) {
+    ++calls;
+    return text("handled");
+  });
+  server.start();
+  RawConnection connection(server.port());
+  connection.send("THIS IS NOT HTTP AT ALL\r\n\r\n");
+  std::string response = connection.read_response();
+  BOOST_TEST(response.starts_with("HTTP/1.1 400"));
+  BOOST_TEST(response.find("Content-Type: application/json") != std::string::npos);
+  BOOST_TEST(response.find(R"("type":"invalid_request_error")") != std::string::npos);
+  BOOST_TEST(connection.closed_by_peer());
+  BOOST_TEST(calls == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_handler_becomes_a_500_and_the_server_keeps_serving) {
+  rr::http::Server server(small_options(), [](const Request& request) {
+    if (request.path == "/boom") throw std::runtime_error("handler bug");
+    return text("fine");
+  });
+  server.start();
+  auto failed = get(server, "/boom");
+  BOOST_TEST(failed.status == 500);
+  BOOST_TEST(failed.header("content-type") == "application/json");
+  BOOST_TEST(failed.body.starts_with(R"({"error":{"type":"api_error")"));
+  BOOST_TEST(failed.body.find("handler bug") == std::string::npos);  // internals stay in the log
+  auto next = get(server, "/ok");
+  BOOST_TEST(next.status == 200);
+  BOOST_TEST(next.body == "fine");
+}
+
+BOOST_AUTO_TEST_CASE(a_client_that_sends_half_a_request_does_not_block_another_client) {
+  auto options = small_options();
+  options.io_threads = 1;
+  options.worker_threads = 1;
+  rr::http::Server server(options, [](const Request&) { return text("served"); });
+  server.start();
+  RawConnection slow(server.port());
+  slow.send("POST /rides HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhalf a bo");
+  auto started = std::chrono::steady_clock::now();
+  auto response = get(server, "/");
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  BOOST_TEST(response.status == 200);
+  BOOST_TEST(response.body == "served");
+  BOOST_TEST(millis(elapsed) < 1000);
+  BOOST_TEST(slow.read_response(100ms).empty());  // the half request is still waiting, unanswered
+}
+
+BOOST_AUTO_TEST_CASE(a_request_that_stalls_past_the_read_timeout_is_closed) {
+  auto options = small_options();
+  options.read_timeout = 300ms;
+  rr::http::Server server(options, [](const Request&) { return text("served"); });
+  server.start();
+  RawConnection slow(server.port());
+  slow.send("GET / HTTP/1.1\r\nHost: x\r\n");
+  auto started = std::chrono::steady_clock::now();
+  BOOST_TEST(slow.closed_by_peer(5000ms));
+  BOOST_TEST(millis(std::chrono::steady_clock::now() - started) < 3000);
+}
+
+BOOST_AUTO_TEST_CASE(stop_accepting_and_wait_idle_let_an_in_flight_slow_handler_finish) {
+  std::promise<void> handler_started;
+  rr::http::Server server(small_options(), [&](const Request&) {
+    handler_started.set_value();
+    std::this_thread::sleep_for(700ms);
+    return text("finished");
+  });
+  server.start();
+  auto port = server.port();
+  RawConnection connection(port);
+  connection.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_REQUIRE(handler_started.get_future().wait_for(5s) == std::future_status::ready);
+  BOOST_TEST(server.in_flight() == 1u);
+
+  server.stop_accepting();
+  BOOST_TEST(!server.wait_idle(50ms));  // the handler is still sleeping
+  BOOST_TEST(server.wait_idle(5000ms));
+  BOOST_TEST(server.in_flight() == 0u);
+  std::string response = connection.read_response();
+  BOOST_TEST(response.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(response.ends_with("finished"));
+  // The client asked to keep the connection; a stopping server says it will close it.
+  BOOST_TEST(response.find("Connection: close") != std::string::npos);
+  BOOST_TEST(connection.closed_by_peer());
+  BOOST_CHECK_THROW(RawConnection{port}, std::runtime_error);  // the listener is gone
+  server.stop();
+  server.stop();  // idempotent
+}
+
+BOOST_AUTO_TEST_CASE(stop_accepting_closes_idle_kept_alive_connections) {
+  rr::http::Server server(small_options(), [](const Request&) { return text("ok"); });
+  server.start();
+  RawConnection connection(server.port());
+  connection.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(connection.read_response().starts_with("HTTP/1.1 200"));
+  server.stop_accepting();
+  BOOST_TEST(connection.closed_by_peer(2000ms));
+}
+
+BOOST_AUTO_TEST_CASE(the_drop_marker_closes_the_connection_without_a_response) {
+  std::atomic<int> calls{0};
+  rr::http::Server server(small_options(), [&](const Request&) {
+    ++calls;
+    return text("never sent").with_header(std::string(rr::http::kDropConnectionHeader), "1");
+  });
+  server.start();
+  RawConnection connection(server.port());
+  connection.send("POST /v1/charges HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  BOOST_TEST(connection.closed_by_peer());
+  BOOST_TEST(calls == 1);
+  BOOST_TEST(server.wait_idle(1000ms));
+}
+
+BOOST_AUTO_TEST_CASE(start_throws_when_the_port_is_taken) {
+  rr::http::Server first(small_options(), [](const Request&) { return text("first"); });
+  first.start();
+  auto options = small_options();
+  options.port = first.port();
+  rr::http::Server second(options, [](const Request&) { return text("second"); });
+  BOOST_CHECK_THROW(second.start(), std::system_error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(http_client)
+
+BOOST_AUTO_TEST_CASE(client_times_out_against_a_server_that_never_answers) {
+  // A listener that never accepts: the kernel completes the handshake, nobody ever replies.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  BOOST_REQUIRE(::listen(fd, 16) == 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+
+  ClientRequest request;
+  request.url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/v1/charges";
+  request.method = "POST";
+  request.timeout = 300ms;
+  auto started = std::chrono::steady_clock::now();
+  std::optional<rr::http::TransportError> error;
+  try {
+    rr::http::send(request);
+  } catch (const rr::http::TransportError& e) {
+    error = e;
+  }
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  ::close(fd);
+  BOOST_REQUIRE(error.has_value());
+  BOOST_TEST(error->timed_out());
+  BOOST_TEST(millis(elapsed) >= 300);
+  BOOST_TEST(millis(elapsed) < 3000);
+}
+
+BOOST_AUTO_TEST_CASE(client_reports_a_refused_connection_as_a_transport_error_that_is_not_a_timeout) {
+  ClientRequest request;
+  request.url = "http://127.0.0.1:" + std::to_string(rr::test::free_port()) + "/";
+  std::optional<rr::http::TransportError> error;
+  try {
+    rr::http::send(request);
+  } catch (const rr::http::TransportError& e) {
+    error = e;
+  }
+  BOOST_REQUIRE(error.has_value());
+  BOOST_TEST(!error->timed_out());
+  BOOST_TEST(std::string(error->what()).find("connect") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(client_sends_method_headers_and_body_to_the_server) {
+  rr::http::Server server(small_options(), [](const Request& request) {
+    return text(request.method + "|" + std::string(request.header("x-token").value_or("")) + "|" + request.body);
+  });
+  server.start();
+  ClientRequest request;
+  request.method = "PUT";
+  request.url = url(server, "/things");
+  request.headers = {{"X-Token", "abc"}};
+  request.body = "payload";
+  BOOST_TEST(rr::http::send(request).body == "PUT|abc|payload");
+}
+
+BOOST_AUTO_TEST_CASE(client_rejects_a_url_that_is_not_http) {
+  ClientRequest request;
+  request.url = "ftp://example.com/";
+  BOOST_CHECK_THROW(rr::http::send(request), rr::http::TransportError);
+}
+
+BOOST_AUTO_TEST_CASE(form_encode_round_trips_through_form_decode) {
+  std::vector<std::pair<std::string, std::string>> fields = {
+      {"description", "Ride from 1 & 2 = 100% fun"}, {"customer", "cus_abc"}, {"empty", ""}, {"utf8", "caf\xc3\xa9"}};
+  std::string encoded = rr::http::form_encode(fields);
+  BOOST_TEST(encoded.find(' ') == std::string::npos);
+  BOOST_TEST(encoded.find("Ride+from+1+%26+2+%3D+100%25+fun") != std::string::npos);
+  std::vector<std::pair<std::string, std::string>> decoded;
+  BOOST_TEST(rr::http::form_decode(encoded, decoded));
+  BOOST_TEST((decoded == fields));
+}
+
+BOOST_AUTO_TEST_CASE(form_decode_reads_plus_as_space_and_rejects_malformed_escapes) {
+  std::vector<std::pair<std::string, std::string>> out;
+  BOOST_TEST(rr::http::form_decode("a=b+c&flag&x=%41%2b", out));
+  BOOST_REQUIRE(out.size() == 3u);
+  BOOST_TEST(out[0].second == "b c");
+  BOOST_TEST(out[1].first == "flag");
+  BOOST_TEST(out[1].second == "");
+  BOOST_TEST(out[2].second == "A+");
+  std::vector<std::pair<std::string, std::string>> bad;
+  BOOST_TEST(!rr::http::form_decode("a=%zz", bad));
+  BOOST_TEST(!rr::http::form_decode("a=%4", bad));
+  BOOST_TEST(!rr::http::form_decode("a=100%", bad));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
