@@ -3,16 +3,18 @@
 #include <vector>
 
 #include "api/admin_commands.hpp"
+#include "api/serve.hpp"
 #include "common/base/log.hpp"
 #include "common/cli/run_main.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   return rr::cli::run_main("rocket-rides-api", [&]() -> int {
-    if (args.empty()) throw rr::cli::UsageError("the HTTP server is not built yet; use migrate or user");
+    if (args.empty()) return rr::api::run_server();
+    // Subcommands print their result on stdout, so their log lines go to stderr.
     rr::log::use_stderr();
     if (args[0] == "migrate") return rr::api::run_migrate();
     if (args[0] == "user") return rr::api::run_user_command(args);
-    throw rr::cli::UsageError("unknown subcommand \"" + args[0] + "\" (expected migrate or user)");
+    throw rr::cli::UsageError("unknown subcommand \"" + args[0] + "\" (expected no argument to serve, migrate or user)");
   });
 }

@@ -30,6 +30,8 @@ CREATE TABLE idempotency_keys (
     request_method           TEXT        NOT NULL CHECK (char_length(request_method) <= 10),
     request_params           JSONB       NOT NULL,
     request_path             TEXT        NOT NULL CHECK (char_length(request_path) <= 100),
+    -- The client's address, kept so that a phase re-driven by the completer can still audit it.
+    origin_ip                INET,
     response_code            INT         CHECK (response_code BETWEEN 100 AND 599),
     -- TEXT, not JSONB: a replay must return the stored bytes, and JSONB reorders keys.
     response_body            TEXT        CHECK (octet_length(response_body) <= 65536),
@@ -107,6 +109,7 @@ CREATE TABLE idempotency_keys_archive (
     request_method           TEXT        NOT NULL,
     request_path             TEXT        NOT NULL,
     request_params           JSONB       NOT NULL,
+    origin_ip                INET,
     recovery_point           TEXT        NOT NULL,
     payment_idempotency_key  TEXT        NOT NULL,
     attempts                 INT         NOT NULL,

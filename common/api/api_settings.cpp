@@ -1,0 +1,19 @@
+// Parsing of the API's settings.
+#include "common/api/api_settings.hpp"
+
+namespace rr::api {
+
+ApiSettings ApiSettings::from_env(const config::Environment& env) {
+  ApiSettings settings;
+  settings.database = config::DatabaseSettings::from_env(env);
+  settings.payment = config::PaymentSettings::from_env(env);
+  settings.workflow = config::WorkflowSettings::from_env(env);
+  settings.bind_address = env.string_or("BIND_ADDRESS", "127.0.0.1");
+  settings.port = env.port("PORT", 5000);
+  settings.database_pool_size = static_cast<std::size_t>(env.integer("DATABASE_POOL_SIZE", 16, 1, 1000));
+  settings.worker_threads = static_cast<std::size_t>(env.integer("API_WORKERS", 32, 1, 4096));
+  settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
+  return settings;
+}
+
+}  // namespace rr::api

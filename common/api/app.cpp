@@ -1,0 +1,125 @@
+// Routing, the request-id/access-log wrapper and the one place where errors become statuses.
+#include "common/api/app.hpp"
+
+#include <chrono>
+
+#include "common/api/api_error.hpp"
+#include "common/api/request_parsing.hpp"
+#include "common/base/log.hpp"
+#include "common/base/random.hpp"
+#include "common/rides/ride_response.hpp"
+
+namespace rr::api {
+namespace {
+
+// A client's X-Request-Id is echoed when it is short printable text; otherwise we make one.
+std::string request_id_for(const http::Request& request) {
+  if (auto given = request.header("X-Request-Id"); given && !given->empty() && given->size() <= 128) {
+    bool printable = true;
+    for (unsigned char c : *given) printable = printable && c > 0x20 && c < 0x7f;
+    if (printable) return std::string(*given);
+  }
+  return random_uuid();
+}
+
+}  // namespace
+
+http::Response error_response(int status, const std::string& type, const std::string& message,
+                              int retry_after_seconds) {
+  http::Response response;
+  response.status = status;
+  response.body = rides::error_body(type, message);
+  if (retry_after_seconds > 0) response.with_header("Retry-After", std::to_string(retry_after_seconds));
+  if (status == 401) response.with_header("WWW-Authenticate", "Bearer");
+  return response;
+}
+
+App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
+    : settings_(settings),
+      pool_(settings.database.url, settings.database_pool_size, std::chrono::seconds(5)),
+      stripe_(settings.payment),
+      runner_(pool_, std::move(runner_options)) {}
+
+http::Response App::handle(const http::Request& request) {
+  auto started = std::chrono::steady_clock::now();
+  std::string request_id = request_id_for(request);
+  http::Response response;
+  try {
+    response = route(request);
+  } catch (const ApiError& e) {
+    response = error_response(e.status, e.type, e.what(), e.retry_after_seconds);
+  } catch (const db::PoolExhausted& e) {
+    log::warn("database pool exhausted", {{"request_id", request_id}});
+    response = error_response(503, "api_error", "The service is busy; retry shortly.", 1);
+  } catch (const pqxx::broken_connection& e) {
+    log::error("database unreachable", {{"request_id", request_id}, {"error", e.what()}});
+    response = error_response(503, "api_error", "The database is unavailable; retry shortly.", 2);
+  } catch (const std::exception& e) {
+    log::error("request failed", {{"request_id", request_id}, {"error", e.what()}});
+    response = error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
+  }
+  response.with_header("X-Request-Id", request_id);
+  bool replayed = false;
+  for (const auto& [name, value] : response.headers) replayed = replayed || name == "Idempotent-Replayed";
+  auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  log::info("request", {{"request_id", request_id},
+                        {"method", request.method},
+                        {"path", request.path},
+                        {"status", response.status},
+                        {"duration_ms", static_cast<double>(elapsed.count()) / 1000.0},
+                        {"replayed", replayed},
+                        {"remote", request.remote_address}});
+  return response;
+}
+
+http::Response App::route(const http::Request& request) {
+  const std::string& path = request.path;
+  auto method_not_allowed = [](const char* allow) {
+    auto response = error_response(405, "invalid_request_error", "Method not allowed.");
+    response.with_header("Allow", allow);
+    return response;
+  };
+  if (path == "/rides") {
+    if (request.method == "POST") return post_rides(request);
+    if (request.method == "GET") return list_rides(request);
+    return method_not_allowed("GET, POST");
+  }
+  if (path.starts_with("/rides/")) {
+    if (request.method != "GET") return method_not_allowed("GET");
+    return get_ride(request, std::string_view(path).substr(7));
+  }
+  if (path == "/healthz") {
+    if (request.method != "GET") return method_not_allowed("GET");
+    return http::Response{200, "application/json", {}, "{\"status\":\"ok\"}"};
+  }
+  if (path == "/readyz") {
+    if (request.method != "GET") return method_not_allowed("GET");
+    return ready();
+  }
+  return error_response(404, "invalid_request_error", "No such route.");
+}
+
+auth::User App::authenticate(const http::Request& request) {
+  std::string token = parse_bearer_token(request);
+  auto conn = pool_.acquire();
+  auto user = auth::authenticate(conn, token);
+  if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
+  return *user;
+}
+
+http::Response App::ready() {
+  try {
+    auto stats = pool_.stats();
+    if (stats.in_use >= stats.size && stats.waiting > 0) {
+      return error_response(503, "api_error", "The database pool is full.");
+    }
+    auto conn = pool_.acquire();
+    pqxx::nontransaction tx(conn.conn());
+    tx.exec("SELECT 1");
+    return http::Response{200, "application/json", {}, "{\"status\":\"ready\"}"};
+  } catch (const std::exception& e) {
+    return error_response(503, "api_error", std::string("Not ready: database unavailable."));
+  }
+}
+
+}  // namespace rr::api

@@ -1,0 +1,44 @@
+// The API as a function from request to response: routing, authentication, the error boundary,
+// request ids and the access log. The HTTP server only does I/O around it.
+#pragma once
+
+#include <memory>
+
+#include "common/api/api_settings.hpp"
+#include "common/auth/users.hpp"
+#include "common/db/connection_pool.hpp"
+#include "common/http/message.hpp"
+#include "common/idempotency/phase_runner.hpp"
+#include "common/payments/stripe_client.hpp"
+
+namespace rr::api {
+
+class App {
+ public:
+  explicit App(const ApiSettings& settings, idempotency::RunnerOptions runner_options = {});
+
+  // Never throws: every failure becomes a response here.
+  http::Response handle(const http::Request& request);
+
+  db::ConnectionPool& pool() { return pool_; }
+  const ApiSettings& settings() const { return settings_; }
+
+ private:
+  http::Response route(const http::Request& request);
+  http::Response post_rides(const http::Request& request);
+  http::Response get_ride(const http::Request& request, std::string_view id);
+  http::Response list_rides(const http::Request& request);
+  http::Response ready();
+  auth::User authenticate(const http::Request& request);
+
+  ApiSettings settings_;
+  db::ConnectionPool pool_;
+  payments::StripeClient stripe_;
+  idempotency::PhaseRunner runner_;
+};
+
+// Builds the JSON error response for an ApiError-like failure.
+http::Response error_response(int status, const std::string& type, const std::string& message,
+                              int retry_after_seconds = 0);
+
+}  // namespace rr::api

@@ -1,0 +1,62 @@
+// GET /rides and GET /rides/{id}: the caller's own rides only; anyone else's is a 404.
+#include "common/api/api_error.hpp"
+#include "common/api/app.hpp"
+#include "common/api/request_parsing.hpp"
+#include "common/config/environment.hpp"
+#include "common/rides/ride_response.hpp"
+
+namespace rr::api {
+namespace {
+
+const db::Statement kRideById{"rides_by_id",
+                              "SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE id = $1 AND user_id = $2"};
+const db::Statement kRidesPage{"rides_page",
+                               "SELECT " RR_RIDE_VIEW_COLUMNS
+                               " FROM rides WHERE user_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) "
+                               "ORDER BY id DESC LIMIT $3"};
+constexpr std::int64_t kDefaultPageSize = 20;
+constexpr std::int64_t kMaxPageSize = 100;
+
+}  // namespace
+
+http::Response App::get_ride(const http::Request& request, std::string_view id_text) {
+  auto user = authenticate(request);
+  auto id = config::parse_integer(id_text);
+  if (!id || *id <= 0) throw ApiError(404, "invalid_request_error", "No such ride.");
+  auto conn = pool_.acquire();
+  pqxx::nontransaction tx(conn.conn());
+  auto rows = tx.exec_prepared(conn.prepare(kRideById), *id, user.id);
+  if (rows.empty()) throw ApiError(404, "invalid_request_error", "No such ride.");
+  return http::Response{200, "application/json", {}, rides::ride_body(rides::ride_view_from(rows[0]))};
+}
+
+http::Response App::list_rides(const http::Request& request) {
+  auto user = authenticate(request);
+  std::int64_t limit = kDefaultPageSize;
+  if (auto text = query_param(request, "limit")) {
+    auto parsed = config::parse_integer(*text);
+    if (!parsed || *parsed < 1 || *parsed > kMaxPageSize) {
+      throw ApiError(400, "invalid_request_error", "limit must be a whole number from 1 to 100.");
+    }
+    limit = *parsed;
+  }
+  std::optional<std::int64_t> cursor;
+  if (auto text = query_param(request, "cursor")) {
+    cursor = config::parse_integer(*text);
+    if (!cursor || *cursor < 1) throw ApiError(400, "invalid_request_error", "cursor must be a ride id.");
+  }
+  auto conn = pool_.acquire();
+  pqxx::nontransaction tx(conn.conn());
+  // One extra row tells whether there is a next page.
+  auto rows = tx.exec_prepared(conn.prepare(kRidesPage), user.id, cursor, limit + 1);
+  std::vector<rides::RideView> page;
+  for (const auto& row : rows) {
+    if (static_cast<std::int64_t>(page.size()) == limit) break;
+    page.push_back(rides::ride_view_from(row));
+  }
+  std::optional<std::int64_t> next;
+  if (static_cast<std::int64_t>(rows.size()) > limit && !page.empty()) next = page.back().id;
+  return http::Response{200, "application/json", {}, rides::ride_list_body(page, next)};
+}
+
+}  // namespace rr::api

@@ -1,0 +1,174 @@
+// Header, form and JSON parsing for the rides API.
+#include "common/api/request_parsing.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <map>
+#include <vector>
+
+#include "common/api/api_error.hpp"
+#include "common/auth/tokens.hpp"
+#include "common/config/environment.hpp"
+#include "common/http/client.hpp"
+
+namespace rr::api {
+namespace {
+
+const char* const kParamNames[] = {"origin_lat", "origin_lon", "target_lat", "target_lon"};
+
+ApiError invalid_param(const std::string& name, const std::string& problem) {
+  return ApiError(422, "invalid_request_error", "Parameter " + name + " " + problem + ".");
+}
+
+double checked_coordinate(const std::string& name, double value) {
+  bool latitude = name.ends_with("_lat");
+  if (latitude ? !rides::valid_latitude(value) : !rides::valid_longitude(value)) {
+    throw invalid_param(name, latitude ? "must be a latitude between -90 and 90" : "must be a longitude between -180 and 180");
+  }
+  return value;
+}
+
+double coordinate_from_text(const std::string& name, const std::string& text) {
+  if (text.empty()) throw invalid_param(name, "is empty");
+  auto value = config::parse_finite_decimal(text);
+  if (!value) throw invalid_param(name, "must be a finite decimal number");
+  return checked_coordinate(name, *value);
+}
+
+std::string_view media_type(std::string_view content_type) {
+  auto semi = content_type.find(';');
+  auto type = content_type.substr(0, semi);
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  return type;
+}
+
+rides::RideParams from_form(const std::string& body) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  if (!http::form_decode(body, fields)) {
+    throw ApiError(400, "invalid_request_error", "The form-encoded body is malformed.");
+  }
+  std::map<std::string, std::string> values;
+  for (auto& [name, value] : fields) {
+    for (const char* wanted : kParamNames) {
+      if (name == wanted && !values.emplace(name, value).second) {
+        throw invalid_param(name, "is given more than once");
+      }
+    }
+  }
+  double out[4];
+  for (int i = 0; i < 4; ++i) {
+    auto it = values.find(kParamNames[i]);
+    if (it == values.end()) throw invalid_param(kParamNames[i], "is required");
+    out[i] = coordinate_from_text(kParamNames[i], it->second);
+  }
+  return {out[0], out[1], out[2], out[3]};
+}
+
+rides::RideParams from_json(const std::string& body) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(body.c_str(), body.size());
+  if (doc.HasParseError()) {
+    throw ApiError(400, "invalid_request_error",
+                   std::string("The JSON body is malformed: ") + rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  if (!doc.IsObject()) throw ApiError(400, "invalid_request_error", "The JSON body must be an object.");
+  double out[4];
+  for (int i = 0; i < 4; ++i) {
+    std::string name = kParamNames[i];
+    auto it = doc.FindMember(kParamNames[i]);
+    if (it == doc.MemberEnd() || it->value.IsNull()) throw invalid_param(name, "is required");
+    if (it->value.IsNumber()) {
+      out[i] = checked_coordinate(name, it->value.GetDouble());
+    } else if (it->value.IsString()) {
+      out[i] = coordinate_from_text(name, std::string(it->value.GetString(), it->value.GetStringLength()));
+    } else {
+      throw invalid_param(name, "must be a finite decimal number");
+    }
+  }
+  return {out[0], out[1], out[2], out[3]};
+}
+
+}  // namespace
+
+std::string parse_bearer_token(const http::Request& request) {
+  if (request.has_repeated_header("Authorization")) {
+    throw ApiError(401, "authentication_error", "Send exactly one Authorization header.");
+  }
+  auto header = request.header("Authorization");
+  if (!header || header->empty()) {
+    throw ApiError(401, "authentication_error", "Authorization: Bearer <token> is required.");
+  }
+  std::string_view value = *header;
+  if (value.size() < 7 || !http::iequals(value.substr(0, 7), "Bearer ")) {
+    throw ApiError(401, "authentication_error", "The Authorization header must use the Bearer scheme.");
+  }
+  value.remove_prefix(7);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  return std::string(value);
+}
+
+std::string parse_idempotency_key(const http::Request& request) {
+  if (request.has_repeated_header("Idempotency-Key")) {
+    throw ApiError(400, "invalid_request_error", "Send exactly one Idempotency-Key header.");
+  }
+  auto header = request.header("Idempotency-Key");
+  if (!header || header->empty()) {
+    throw ApiError(400, "invalid_request_error", "An Idempotency-Key header is required.");
+  }
+  std::string key;
+  std::string_view raw = *header;
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') {
+    // RFC 8941 sf-string: only \" and \\ are escapes.
+    for (std::size_t i = 1; i + 1 < raw.size(); ++i) {
+      char c = raw[i];
+      if (c == '\\') {
+        if (i + 2 >= raw.size() || (raw[i + 1] != '"' && raw[i + 1] != '\\')) {
+          throw ApiError(400, "invalid_request_error", "The quoted Idempotency-Key has an invalid escape.");
+        }
+        c = raw[++i];
+      } else if (c == '"') {
+        throw ApiError(400, "invalid_request_error", "The quoted Idempotency-Key has an unescaped quote.");
+      }
+      key += c;
+    }
+  } else {
+    key = std::string(raw);
+  }
+  if (key.size() < kMinIdempotencyKeyLength || key.size() > kMaxIdempotencyKeyLength) {
+    throw ApiError(400, "invalid_request_error",
+                   "The Idempotency-Key must be 20 to 255 characters long (got " + std::to_string(key.size()) + ").");
+  }
+  for (unsigned char c : key) {
+    if (c < 0x20 || c > 0x7e) {
+      throw ApiError(400, "invalid_request_error", "The Idempotency-Key must be printable ASCII.");
+    }
+  }
+  return key;
+}
+
+rides::RideParams parse_ride_params(const http::Request& request) {
+  auto content_type = request.header("Content-Type");
+  std::string_view type = content_type ? media_type(*content_type) : "application/x-www-form-urlencoded";
+  if (http::iequals(type, "application/x-www-form-urlencoded")) return from_form(request.body);
+  if (http::iequals(type, "application/json")) return from_json(request.body);
+  throw ApiError(415, "invalid_request_error",
+                 "Send parameters as application/x-www-form-urlencoded or application/json.");
+}
+
+std::optional<std::string> query_param(const http::Request& request, std::string_view name) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  if (!http::form_decode(request.query, fields)) {
+    throw ApiError(400, "invalid_request_error", "The query string is malformed.");
+  }
+  for (auto& [key, value] : fields) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+std::string key_tag(std::string_view idempotency_key) {
+  return auth::to_hex(auth::sha256(idempotency_key)).substr(0, 12);
+}
+
+}  // namespace rr::api

@@ -1,0 +1,31 @@
+// Validation of everything a client sends, before any row is written. Pure functions: a unit
+// test calls them without a socket or a database.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/http/message.hpp"
+#include "common/rides/ride_params.hpp"
+
+namespace rr::api {
+
+inline constexpr std::size_t kMinIdempotencyKeyLength = 20;
+inline constexpr std::size_t kMaxIdempotencyKeyLength = 255;  // the schema's CHECK agrees
+
+// The bearer token from `Authorization: Bearer <token>`; throws ApiError 401 when absent/malformed.
+std::string parse_bearer_token(const http::Request& request);
+// The Idempotency-Key header, bare (as Stripe's clients send it) or as a quoted Structured Field
+// string (as the IETF draft writes it). Throws ApiError 400 when missing, repeated or invalid.
+std::string parse_idempotency_key(const http::Request& request);
+// The four coordinates from a form-encoded or JSON body. Throws ApiError 400 (unreadable body),
+// 415 (other content types) or 422 (missing, not a finite decimal number, out of range).
+rides::RideParams parse_ride_params(const http::Request& request);
+// A query parameter's value, decoded; nothing when absent. Throws ApiError 400 when malformed.
+std::optional<std::string> query_param(const http::Request& request, std::string_view name);
+// A short, non-reversible tag for logs: never log a full idempotency key.
+std::string key_tag(std::string_view idempotency_key);
+
+}  // namespace rr::api

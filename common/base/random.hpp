@@ -1,0 +1,14 @@
+// Randomness from the OS for identifiers, and a cheap per-thread generator for jitter.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace rr {
+
+// A version 4 UUID in canonical text form, from getrandom(2).
+std::string random_uuid();
+// A uniformly random duration in [0, max]: "full jitter" for retries and backoff.
+std::chrono::milliseconds jitter(std::chrono::milliseconds max);
+
+}  // namespace rr

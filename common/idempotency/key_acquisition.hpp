@@ -1,0 +1,52 @@
+// Finding or creating a request's key and taking its lock: the first step of every request.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "common/db/connection_pool.hpp"
+#include "common/idempotency/key_row.hpp"
+
+namespace rr::idempotency {
+
+struct KeyRequest {
+  std::int64_t user_id = 0;
+  std::string idempotency_key;
+  std::string method;       // "POST"
+  std::string path;         // "/rides"
+  std::string params_json;  // the parsed parameters, compared by value (as JSONB) with a stored key's
+  std::string origin_ip;    // "" when unknown
+};
+
+// We hold the key's lock (a fresh token), new or resumed.
+struct Acquired {
+  KeyRow key;
+  bool created = false;
+};
+// The key already finished: answer with exactly what was stored.
+struct Replay {
+  int status = 0;
+  std::string body;
+};
+// Another request holds the key's lock and it has not expired: 409.
+struct InFlight {};
+// The key was used for a different method, path or parameters: 422.
+struct Mismatch {};
+
+using AcquireResult = std::variant<Acquired, Replay, InFlight, Mismatch>;
+
+// One round trip for a new key or a finished one (a replay); two when resuming an unfinished key.
+AcquireResult acquire_key(db::ConnectionPool::Lease& conn, const KeyRequest& request,
+                          std::chrono::milliseconds lock_timeout);
+
+// For the completer: locks an unfinished key by id when it is unlocked or its lock expired.
+std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,
+                                        std::chrono::milliseconds lock_timeout);
+
+// Releases our lock if we still hold it (fenced on the token); a no-op when it was taken over.
+void unlock_key(db::ConnectionPool::Lease& conn, const KeyRow& key);
+
+}  // namespace rr::idempotency

@@ -1,0 +1,34 @@
+// An idempotency_keys row as the workflow sees it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+
+namespace rr::idempotency {
+
+inline constexpr const char* kStarted = "started";
+inline constexpr const char* kFinished = "finished";
+
+struct KeyRow {
+  std::int64_t id = 0;
+  std::int64_t user_id = 0;
+  std::string recovery_point;
+  std::string lock_token;  // ours, while we hold the lock
+  std::string request_params;  // JSON text as stored (JSONB rendering)
+  std::string origin_ip;       // "" when unknown
+  std::string payment_idempotency_key;
+  std::optional<int> response_code;
+  std::optional<std::string> response_body;
+};
+
+// The column list every statement that returns a KeyRow selects, in this order.
+#define RR_KEY_ROW_COLUMNS                                                                            \
+  "id, user_id, recovery_point, lock_token::text, request_params::text, COALESCE(host(origin_ip), ''), " \
+  "payment_idempotency_key, response_code, response_body"
+
+// Reads the RR_KEY_ROW_COLUMNS starting at column `first`.
+KeyRow key_row_from(const pqxx::row& row, int first = 0);
+
+}  // namespace rr::idempotency

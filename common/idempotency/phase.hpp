@@ -1,0 +1,63 @@
+// What a phase is and what it may return, after the article's directed acyclic state machine.
+// A phase knows its own domain; the runner knows only keys, locks and recovery points.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include "common/idempotency/key_row.hpp"
+
+namespace rr::idempotency {
+
+// Carry on: the atomic section changed nothing on the key.
+struct NoOp {};
+// Move the key to a new recovery point, in the same transaction as the phase's work.
+struct RecoveryPoint {
+  std::string name;
+};
+// Finish: store this response on the key (replayed verbatim later) and unlock it.
+struct Response {
+  int status = 200;
+  std::string body;
+};
+using PhaseResult = std::variant<NoOp, RecoveryPoint, Response>;
+
+// A phase may fail in a way the client should retry later (the provider is down): nothing is
+// stored, the key is unlocked, and the next attempt resumes at the same recovery point.
+class TransientFailure : public std::runtime_error {
+ public:
+  TransientFailure(int status, std::string type, std::string message, int retry_after_seconds)
+      : std::runtime_error(message), status(status), type(std::move(type)), retry_after_seconds(retry_after_seconds) {}
+  int status;
+  std::string type;
+  int retry_after_seconds;
+};
+
+// Our lock was taken over (it expired and another process acquired it): stop, write nothing.
+class LockLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class PhaseContext;
+using PhaseFunction = std::function<PhaseResult(PhaseContext&)>;
+// A flow is data for the runner: recovery point -> the phase that runs from there.
+using Flow = std::map<std::string, PhaseFunction, std::less<>>;
+
+// Given to each phase: the key as it stands and a way to run an atomic, fenced section.
+class PhaseContext {
+ public:
+  virtual ~PhaseContext() = default;
+  virtual const KeyRow& key() const = 0;
+  // Runs `work` in one transaction that first verifies our lock token is still on the row (else
+  // LockLost) and then applies the returned result to the key row before committing.
+  // Serialization failures and deadlocks are retried a few times with jitter.
+  virtual PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) = 0;
+};
+
+}  // namespace rr::idempotency

@@ -1,0 +1,69 @@
+// Drives a key through a flow's phases until it finishes or must stop. Generic: knows keys, locks,
+// recovery points and the three phase results, nothing of rides. The API and the completer both
+// call it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/db/connection_pool.hpp"
+#include "common/idempotency/phase.hpp"
+
+namespace rr::idempotency {
+
+// What the caller should answer.
+struct Outcome {
+  enum class Kind {
+    finished,   // stored response (fresh or replayed)
+    transient,  // a phase asked the client to retry later (e.g. 503): nothing stored, key unlocked
+    lock_lost,  // our lock was taken over mid-flight: the other owner carries on
+    conflict,   // serialization failures persisted past the retries: key unlocked, 409
+    failed,     // internal error: key unlocked, a retry resumes at the last recovery point
+  };
+  Kind kind = Kind::failed;
+  int status = 500;
+  std::string body;     // for finished: the stored body, verbatim
+  std::string error_type;
+  std::string message;  // for logs and error bodies
+  int retry_after_seconds = 0;
+};
+
+// Test seam: called after each committed phase with the new recovery point. Throwing from it
+// simulates a process that dies there: the runner does not unlock (a dead process cannot).
+using AfterCommitHook = std::function<void(const std::string& recovery_point)>;
+
+class SimulatedCrash : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RunnerOptions {
+  int max_serialization_retries = 5;
+  std::chrono::milliseconds retry_jitter{20};
+  AfterCommitHook after_commit;
+};
+
+class PhaseRunner {
+ public:
+  PhaseRunner(db::ConnectionPool& pool, RunnerOptions options = {}) : pool_(pool), options_(std::move(options)) {}
+
+  // `key` must be locked by us (from acquire_key). Runs phases until a Response, a transient
+  // failure, a lost lock or an error. Rethrows SimulatedCrash.
+  Outcome run(const Flow& flow, KeyRow key);
+
+  // Counters since start, for metrics.
+  std::uint64_t serialization_retries() const { return serialization_retries_.load(); }
+
+ private:
+  Outcome conflict(const KeyRow& key, const std::string& what);
+
+  db::ConnectionPool& pool_;
+  RunnerOptions options_;
+  std::atomic<std::uint64_t> serialization_retries_{0};
+  friend class RunnerContext;
+};
+
+}  // namespace rr::idempotency

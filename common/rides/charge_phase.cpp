@@ -1,0 +1,50 @@
+// Phase ride_created -> finished: charge the card (no transaction open meanwhile), then record the
+// charge, stage the receipt and store the 201 in one transaction; a decline stores a 402.
+#include "common/base/log.hpp"
+#include "common/rides/ride_flow.hpp"
+#include "common/rides/ride_response.hpp"
+
+namespace rr::rides {
+namespace {
+
+const char* const kRecordCharge =
+    "UPDATE rides SET stripe_charge_id = $2 WHERE idempotency_key_id = $1 RETURNING id";
+
+}  // namespace
+
+idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run) {
+  const auto& key = ctx.key();
+  payments::ChargeRequest charge;
+  charge.amount = kRideAmountCents;
+  charge.currency = kRideCurrency;
+  charge.customer = run.stripe_customer_id;
+  charge.description = "Rocket Rides ride (request " + std::to_string(key.id) + ")";
+  charge.idempotency_key = key.payment_idempotency_key;
+
+  auto outcome = run.stripe.create_charge(charge);
+  switch (outcome.kind) {
+    case payments::ChargeOutcome::Kind::charged:
+      return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
+        auto rows = tx.exec_params(kRecordCharge, key.id, outcome.charge_id);
+        if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
+        return stage_receipt_and_respond(tx, key.id, key.user_id);
+      });
+    case payments::ChargeOutcome::Kind::card_declined:
+      log::info("card declined", {{"key_id", key.id}});
+      return ctx.atomic([&](pqxx::work&) -> idempotency::PhaseResult {
+        return idempotency::Response{402, error_body("card_error", outcome.message.empty()
+                                                                       ? "Your card was declined."
+                                                                       : outcome.message)};
+      });
+    case payments::ChargeOutcome::Kind::unavailable:
+      break;
+  }
+  log::warn("payment provider unavailable",
+            {{"key_id", key.id}, {"http_status", outcome.http_status}, {"timed_out", outcome.timed_out},
+             {"error", outcome.message}});
+  throw idempotency::TransientFailure(503, "api_error",
+                                      "The payment provider is unavailable; retry with the same Idempotency-Key.",
+                                      kProviderRetryAfterSeconds);
+}
+
+}  // namespace rr::rides

@@ -1,0 +1,14 @@
+// Wires the ride phases into a flow table.
+#include "common/rides/ride_flow.hpp"
+
+namespace rr::rides {
+
+idempotency::Flow make_ride_flow(RideRun& run) {
+  return {
+      {idempotency::kStarted, [&run](idempotency::PhaseContext& ctx) { return create_ride_phase(ctx, run); }},
+      {kRideCreated, [&run](idempotency::PhaseContext& ctx) { return charge_phase(ctx, run); }},
+      {kChargeCreated, [&run](idempotency::PhaseContext& ctx) { return send_receipt_phase(ctx, run); }},
+  };
+}
+
+}  // namespace rr::rides

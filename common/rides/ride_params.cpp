@@ -1,0 +1,41 @@
+// Canonical rendering and parsing of ride parameters.
+#include "common/rides/ride_params.hpp"
+
+#include <rapidjson/document.h>
+
+#include <charconv>
+
+namespace rr::rides {
+
+std::string format_coordinate(double value) {
+  if (value == 0) value = 0;  // folds -0 into 0
+  char buf[32];
+  auto [end, error] = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, end);
+}
+
+std::string to_json(const RideParams& p) {
+  return "{\"origin_lat\":" + format_coordinate(p.origin_lat) + ",\"origin_lon\":" + format_coordinate(p.origin_lon) +
+         ",\"target_lat\":" + format_coordinate(p.target_lat) + ",\"target_lon\":" + format_coordinate(p.target_lon) +
+         "}";
+}
+
+std::optional<RideParams> from_json(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  RideParams p;
+  auto read = [&](const char* name, double& out) {
+    auto it = doc.FindMember(name);
+    if (it == doc.MemberEnd() || !it->value.IsNumber()) return false;
+    out = it->value.GetDouble();
+    return true;
+  };
+  if (!read("origin_lat", p.origin_lat) || !read("origin_lon", p.origin_lon) || !read("target_lat", p.target_lat) ||
+      !read("target_lon", p.target_lon)) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace rr::rides

@@ -1,0 +1,107 @@
+// Rendering of ride JSON with RapidJSON's writer (numbers written as the database gave them).
+#include "common/rides/ride_response.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace rr::rides {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_string(Writer& w, const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+
+void write_ride(Writer& w, const RideView& ride) {
+  w.StartObject();
+  w.Key("id");
+  w.Int64(ride.id);
+  for (auto [name, value] : {std::pair{"origin_lat", &ride.origin_lat}, std::pair{"origin_lon", &ride.origin_lon},
+                             std::pair{"target_lat", &ride.target_lat}, std::pair{"target_lon", &ride.target_lon}}) {
+    w.Key(name);
+    w.RawValue(value->data(), value->size(), rapidjson::kNumberType);
+  }
+  w.Key("stripe_charge_id");
+  if (ride.stripe_charge_id)
+    write_string(w, *ride.stripe_charge_id);
+  else
+    w.Null();
+  w.Key("created_at");
+  write_string(w, ride.created_at);
+  w.EndObject();
+}
+
+}  // namespace
+
+RideView ride_view_from(const pqxx::row& row) {
+  RideView ride;
+  ride.id = row[0].as<std::int64_t>();
+  ride.origin_lat = row[1].as<std::string>();
+  ride.origin_lon = row[2].as<std::string>();
+  ride.target_lat = row[3].as<std::string>();
+  ride.target_lon = row[4].as<std::string>();
+  if (!row[5].is_null()) ride.stripe_charge_id = row[5].as<std::string>();
+  ride.created_at = row[6].as<std::string>();
+  return ride;
+}
+
+std::optional<RideView> load_ride_by_key(pqxx::transaction_base& tx, std::int64_t key_id) {
+  auto rows = tx.exec_params("SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE idempotency_key_id = $1", key_id);
+  if (rows.empty()) return std::nullopt;
+  return ride_view_from(rows[0]);
+}
+
+std::string ride_created_body(const RideView& ride) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("message");
+  w.String("Ride created and charged.");
+  w.Key("ride");
+  write_ride(w, ride);
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string ride_body(const RideView& ride) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("ride");
+  write_ride(w, ride);
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string ride_list_body(const std::vector<RideView>& rides, std::optional<std::int64_t> next_cursor) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("rides");
+  w.StartArray();
+  for (const auto& ride : rides) write_ride(w, ride);
+  w.EndArray();
+  w.Key("next_cursor");
+  if (next_cursor)
+    w.String(std::to_string(*next_cursor).c_str());
+  else
+    w.Null();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string error_body(const std::string& type, const std::string& message) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("error");
+  w.StartObject();
+  w.Key("type");
+  write_string(w, type);
+  w.Key("message");
+  write_string(w, message);
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+}  // namespace rr::rides

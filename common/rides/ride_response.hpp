@@ -1,0 +1,33 @@
+// JSON bodies of the rides API: a ride, the 201, lists, and error objects.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+namespace rr::rides {
+
+struct RideView {
+  std::int64_t id = 0;
+  std::string origin_lat, origin_lon, target_lat, target_lon;  // JSON number text
+  std::optional<std::string> stripe_charge_id;
+  std::string created_at;  // RFC 3339, UTC
+};
+
+// The columns every ride query selects, in RideView's order.
+#define RR_RIDE_VIEW_COLUMNS                                                                      \
+  "id, origin_lat::float8::text, origin_lon::float8::text, target_lat::float8::text, "           \
+  "target_lon::float8::text, stripe_charge_id, "                                                  \
+  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
+RideView ride_view_from(const pqxx::row& row);
+std::optional<RideView> load_ride_by_key(pqxx::transaction_base& tx, std::int64_t key_id);
+
+std::string ride_created_body(const RideView& ride);
+std::string ride_body(const RideView& ride);
+std::string ride_list_body(const std::vector<RideView>& rides, std::optional<std::int64_t> next_cursor);
+std::string error_body(const std::string& type, const std::string& message);
+
+}  // namespace rr::rides

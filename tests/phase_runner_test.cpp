@@ -1,0 +1,159 @@
+// The generic runner with a flow that is not about rides: it must know only keys, locks,
+// recovery points and phase results, and unlock the key on failures.
+#include <boost/test/unit_test.hpp>
+
+#include "common/idempotency/key_acquisition.hpp"
+#include "common/idempotency/phase_runner.hpp"
+#include "support/test_database.hpp"
+
+namespace idem = rr::idempotency;
+using rr::test::TestDatabase;
+
+namespace {
+
+struct RunnerFixture {
+  TestDatabase db;
+  rr::db::ConnectionPool pool{db.url(), 4, std::chrono::seconds(5)};
+  std::int64_t user_id = 0;
+
+  RunnerFixture() {
+    pqxx::work tx(db.conn());
+    user_id = tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('u@example.com', 'cus') RETURNING id")[0][0]
+                  .as<std::int64_t>();
+    tx.commit();
+  }
+
+  idem::KeyRow lock_new_key(const std::string& path = "/things") {
+    auto conn = pool.acquire();
+    auto result = idem::acquire_key(conn, {user_id, "generic-key-000000000001", "POST", path, "{\"n\":1}", ""},
+                                    std::chrono::seconds(90));
+    BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
+    return std::get<idem::Acquired>(result).key;
+  }
+};
+
+// A two-phase flow that writes to a table of its own.
+idem::Flow counting_flow(int& calls) {
+  return {
+      {"started",
+       [&calls](idem::PhaseContext& ctx) {
+         ++calls;
+         return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
+           tx.exec("CREATE TABLE IF NOT EXISTS things (n int)");
+           tx.exec("INSERT INTO things VALUES (1)");
+           return idem::RecoveryPoint{"thing_made"};
+         });
+       }},
+      {"thing_made",
+       [&calls](idem::PhaseContext& ctx) {
+         ++calls;
+         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::Response{200, "{\"ok\":true}"}; });
+       }},
+  };
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(phase_runner, RunnerFixture)
+
+BOOST_AUTO_TEST_CASE(a_flow_that_is_not_about_rides_runs_to_its_response) {
+  int calls = 0;
+  auto flow = counting_flow(calls);
+  idem::PhaseRunner runner(pool);
+  auto outcome = runner.run(flow, lock_new_key());
+  BOOST_TEST(outcome.status == 200);
+  BOOST_TEST(outcome.body == "{\"ok\":true}");
+  BOOST_TEST(calls == 2);
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || response_body || ' ' || (locked_at IS NULL) FROM "
+                       "idempotency_keys") == "finished {\"ok\":true} true");
+}
+
+BOOST_AUTO_TEST_CASE(an_internal_error_unlocks_the_key_and_keeps_the_last_recovery_point) {
+  idem::Flow flow = {
+      {"started",
+       [](idem::PhaseContext& ctx) {
+         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::RecoveryPoint{"half_way"}; });
+       }},
+      {"half_way", [](idem::PhaseContext&) -> idem::PhaseResult { throw std::runtime_error("bug in phase"); }},
+  };
+  idem::PhaseRunner runner(pool);
+  auto outcome = runner.run(flow, lock_new_key());
+  BOOST_TEST(static_cast<int>(outcome.kind) == static_cast<int>(idem::Outcome::Kind::failed));
+  BOOST_TEST(outcome.status == 500);
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (locked_at IS NULL) || ' ' || (lock_token IS NULL) FROM "
+                       "idempotency_keys") == "half_way true true");
+}
+
+BOOST_AUTO_TEST_CASE(an_error_inside_an_atomic_section_rolls_back_its_writes) {
+  idem::Flow flow = {
+      {"started",
+       [](idem::PhaseContext& ctx) {
+         return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
+           tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('leak', '[]')");
+           throw std::runtime_error("fails after writing");
+         });
+       }},
+  };
+  idem::PhaseRunner runner(pool);
+  runner.run(flow, lock_new_key());
+  BOOST_TEST(db.scalar("SELECT count(*) FROM staged_jobs") == "0");
+  BOOST_TEST(db.scalar("SELECT recovery_point FROM idempotency_keys") == "started");
+}
+
+BOOST_AUTO_TEST_CASE(serialization_failures_are_retried_then_answered_409_with_the_key_unlocked) {
+  int attempts = 0;
+  idem::Flow flow = {
+      {"started",
+       [&attempts](idem::PhaseContext& ctx) {
+         return ctx.atomic([&attempts](pqxx::work&) -> idem::PhaseResult {
+           ++attempts;
+           throw pqxx::serialization_failure("could not serialize access");
+         });
+       }},
+  };
+  idem::RunnerOptions options;
+  options.max_serialization_retries = 3;
+  options.retry_jitter = std::chrono::milliseconds(1);
+  idem::PhaseRunner runner(pool, options);
+  auto outcome = runner.run(flow, lock_new_key());
+  BOOST_TEST(attempts == 4);
+  BOOST_TEST(outcome.status == 409);
+  BOOST_TEST(runner.serialization_retries() == 3u);
+  BOOST_TEST(db.scalar("SELECT locked_at IS NULL FROM idempotency_keys") == "t");
+}
+
+BOOST_AUTO_TEST_CASE(a_serialization_failure_that_clears_on_retry_is_invisible_to_the_client) {
+  int attempts = 0;
+  idem::Flow flow = {
+      {"started",
+       [&attempts](idem::PhaseContext& ctx) {
+         return ctx.atomic([&attempts](pqxx::work&) -> idem::PhaseResult {
+           if (++attempts < 3) throw pqxx::serialization_failure("could not serialize access");
+           return idem::Response{201, "{}"};
+         });
+       }},
+  };
+  idem::PhaseRunner runner(pool);
+  BOOST_TEST(runner.run(flow, lock_new_key()).status == 201);
+}
+
+BOOST_AUTO_TEST_CASE(a_phase_that_makes_no_progress_is_an_internal_error_not_a_loop) {
+  idem::Flow flow = {
+      {"started",
+       [](idem::PhaseContext& ctx) {
+         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::NoOp{}; });
+       }},
+  };
+  idem::PhaseRunner runner(pool);
+  BOOST_TEST(runner.run(flow, lock_new_key()).status == 500);
+}
+
+BOOST_AUTO_TEST_CASE(the_same_key_on_another_path_is_a_mismatch) {
+  lock_new_key("/things");
+  auto conn = pool.acquire();
+  auto result = idem::acquire_key(conn, {user_id, "generic-key-000000000001", "POST", "/other", "{\"n\":1}", ""},
+                                  std::chrono::seconds(90));
+  BOOST_TEST(std::holds_alternative<idem::Mismatch>(result));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
