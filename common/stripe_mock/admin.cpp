@@ -1,0 +1,179 @@
+// The stand-in provider's /_mock/ endpoints, for tests and demos: counters, the charges made,
+// fault knobs changed at run time, and a reset. No auth: it only ever listens on a test host.
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <optional>
+
+#include "common/config/environment.hpp"
+#include "common/http/client.hpp"
+#include "common/stripe_mock/mock.hpp"
+#include "common/stripe_mock/stripe_errors.hpp"
+
+namespace rr::stripe_mock {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_string(Writer& writer, const char* name, std::string_view value) {
+  writer.Key(name);
+  writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+http::Response json(const rapidjson::StringBuffer& buffer) {
+  http::Response response;
+  response.body.assign(buffer.GetString(), buffer.GetSize());
+  return response;
+}
+
+http::Response bad_config(const std::string& message) { return stripe_error(400, "invalid_request_error", message); }
+
+// Fault settings as text, whichever encoding the body used.
+std::optional<std::vector<std::pair<std::string, std::string>>> config_fields(const http::Request& request,
+                                                                              std::string& problem) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  auto type = request.header("Content-Type").value_or("");
+  if (!type.starts_with("application/json")) {
+    if (!http::form_decode(request.body, fields)) {
+      problem = "body is neither JSON nor valid form encoding";
+      return std::nullopt;
+    }
+    return fields;
+  }
+  rapidjson::Document document;
+  document.Parse(request.body.data(), request.body.size());
+  if (document.HasParseError() || !document.IsObject()) {
+    problem = "body must be a JSON object";
+    return std::nullopt;
+  }
+  for (const auto& member : document.GetObject()) {
+    std::string name(member.name.GetString(), member.name.GetStringLength());
+    if (member.value.IsString()) {
+      fields.emplace_back(name, std::string(member.value.GetString(), member.value.GetStringLength()));
+    } else if (member.value.IsInt64()) {
+      fields.emplace_back(name, std::to_string(member.value.GetInt64()));
+    } else if (member.value.IsNumber()) {
+      // Plain decimal notation, which the strict parsers below accept.
+      char text[64];
+      std::snprintf(text, sizeof text, "%.6f", member.value.GetDouble());
+      fields.emplace_back(name, text);
+    } else {
+      problem = name + " must be a number";
+      return std::nullopt;
+    }
+  }
+  return fields;
+}
+
+}  // namespace
+
+http::Response Mock::admin(const http::Request& request) {
+  std::string endpoint = request.method + " " + request.path;
+  if (endpoint == "GET /_mock/stats") return stats_json();
+  if (endpoint == "GET /_mock/charges") return charges_json();
+  if (endpoint == "GET /_mock/config") return faults_json();
+  if (endpoint == "POST /_mock/config") return configure(request);
+  if (endpoint == "POST /_mock/reset") {
+    {
+      std::lock_guard lock(mutex_);
+      charges_.clear();
+      stored_.clear();
+      stats_ = {};
+      faults_ = initial_faults_;
+      random_.seed(seed_);
+    }
+    return faults_json();
+  }
+  return stripe_error(404, "invalid_request_error",
+                      "Unrecognized request URL (" + request.method + ": " + request.path + ").");
+}
+
+http::Response Mock::stats_json() {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  std::lock_guard lock(mutex_);
+  writer.StartObject();
+  writer.Key("charges");
+  writer.Int64(stats_.charges);
+  writer.Key("requests");
+  writer.Int64(stats_.requests);
+  writer.Key("replays");
+  writer.Int64(stats_.replays);
+  writer.Key("failures_injected");
+  writer.Int64(stats_.failures_injected);
+  writer.Key("drops_injected");
+  writer.Int64(stats_.drops_injected);
+  writer.EndObject();
+  return json(buffer);
+}
+
+http::Response Mock::charges_json() {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  std::lock_guard lock(mutex_);
+  writer.StartArray();
+  for (const auto& charge : charges_) {
+    writer.StartObject();
+    write_string(writer, "id", charge.id);
+    write_string(writer, "idempotency_key", charge.idempotency_key);
+    write_string(writer, "customer", charge.customer);
+    writer.Key("amount");
+    writer.Int64(charge.amount);
+    write_string(writer, "currency", charge.currency);
+    write_string(writer, "description", charge.description);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  return json(buffer);
+}
+
+http::Response Mock::faults_json() {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  std::lock_guard lock(mutex_);
+  writer.StartObject();
+  writer.Key("failure_rate");
+  writer.Double(faults_.failure_rate);
+  writer.Key("latency_ms");
+  writer.Int64(faults_.latency.count());
+  writer.Key("drop_rate");
+  writer.Double(faults_.drop_rate);
+  writer.EndObject();
+  return json(buffer);
+}
+
+http::Response Mock::configure(const http::Request& request) {
+  std::string problem;
+  auto fields = config_fields(request, problem);
+  if (!fields) return bad_config(problem);
+  Faults updated;
+  {
+    std::lock_guard lock(mutex_);
+    updated = faults_;
+  }
+  // All or nothing: one bad field leaves every setting as it was.
+  for (const auto& [name, value] : *fields) {
+    if (name == "failure_rate" || name == "drop_rate") {
+      auto rate = parse_rate(value);
+      if (!rate) return bad_config(name + " must be a decimal between 0 and 1, got \"" + value + "\"");
+      (name == "failure_rate" ? updated.failure_rate : updated.drop_rate) = *rate;
+    } else if (name == "latency_ms") {
+      auto latency = config::parse_integer(value);
+      if (!latency || *latency < 0 || *latency > kMaxLatencyMs) {
+        return bad_config("latency_ms must be a whole number between 0 and " + std::to_string(kMaxLatencyMs) +
+                          ", got \"" + value + "\"");
+      }
+      updated.latency = std::chrono::milliseconds(*latency);
+    } else {
+      return bad_config("unknown setting " + name + " (expected failure_rate, latency_ms or drop_rate)");
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    faults_ = updated;
+  }
+  return faults_json();
+}
+
+}  // namespace rr::stripe_mock

@@ -1,0 +1,37 @@
+// Configuration of the stand-in payment provider, parsed once from the environment, and the fault
+// knobs that tests and demos may also change at run time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/config/environment.hpp"
+
+namespace rr::stripe_mock {
+
+// Faults injected into POST /v1/charges (latency applies to every /v1/ request).
+struct Faults {
+  double failure_rate = 0;               // MOCK_FAILURE_RATE: answered 500 before anything is recorded
+  std::chrono::milliseconds latency{0};  // MOCK_LATENCY_MS: slept before answering
+  double drop_rate = 0;                  // MOCK_DROP_RATE: recorded, then the connection is dropped
+};
+
+struct MockConfig {
+  std::uint16_t port = 0;                  // PORT, required
+  std::string bind_address = "127.0.0.1";  // BIND_ADDRESS
+  std::string api_key;                     // STRIPE_API_KEY: when set, the only Bearer token accepted
+  Faults faults;
+  std::uint64_t seed = 0;  // MOCK_SEED, random when unset
+
+  static MockConfig from_env(const config::Environment& env);
+};
+
+inline constexpr std::int64_t kMaxLatencyMs = 600000;
+
+// A probability written as a decimal in [0, 1]; nothing when it is not one.
+std::optional<double> parse_rate(std::string_view text);
+
+}  // namespace rr::stripe_mock

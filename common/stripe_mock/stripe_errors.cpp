@@ -1,0 +1,33 @@
+// Renders Stripe-shaped error responses.
+#include "common/stripe_mock/stripe_errors.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace rr::stripe_mock {
+
+http::Response stripe_error(int status, std::string_view type, std::string_view message, ErrorDetails details) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  auto field = [&](const char* name, std::string_view value) {
+    writer.Key(name);
+    writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  writer.StartObject();
+  writer.Key("error");
+  writer.StartObject();
+  if (!details.code.empty()) field("code", details.code);
+  if (!details.decline_code.empty()) field("decline_code", details.decline_code);
+  field("message", message);
+  if (!details.param.empty()) field("param", details.param);
+  field("type", type);
+  writer.EndObject();
+  writer.EndObject();
+
+  http::Response response;
+  response.status = status;
+  response.body.assign(buffer.GetString(), buffer.GetSize());
+  return response;
+}
+
+}  // namespace rr::stripe_mock

@@ -1,0 +1,19 @@
+// Stripe's error body, {"error":{"type":...,"message":...}}, built in one place so every endpoint
+// of the stand-in provider fails in the shape real clients parse.
+#pragma once
+
+#include <string_view>
+
+#include "common/http/message.hpp"
+
+namespace rr::stripe_mock {
+
+struct ErrorDetails {
+  std::string_view code{};          // e.g. "parameter_missing", "card_declined"; omitted when empty
+  std::string_view param{};         // the offending parameter; omitted when empty
+  std::string_view decline_code{};  // card errors only
+};
+
+http::Response stripe_error(int status, std::string_view type, std::string_view message, ErrorDetails details = {});
+
+}  // namespace rr::stripe_mock

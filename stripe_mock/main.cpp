@@ -1,0 +1,47 @@
+// rocket-rides-stripe-mock: a local stand-in for Stripe's charges API, for development, the demo
+// and tests. Configuration in common/stripe_mock/config.hpp; endpoints in common/stripe_mock/.
+#include <csignal>
+
+#include "common/base/log.hpp"
+#include "common/cli/exit_codes.hpp"
+#include "common/cli/run_main.hpp"
+#include "common/http/server.hpp"
+#include "common/stripe_mock/config.hpp"
+#include "common/stripe_mock/mock.hpp"
+
+int main() {
+  return rr::cli::run_main("rocket-rides-stripe-mock", [] {
+    auto config = rr::stripe_mock::MockConfig::from_env(rr::config::Environment::process());
+
+    // Blocked before any thread starts, so every thread inherits the mask and sigwait sees them.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    rr::stripe_mock::Mock mock(config.api_key, config.faults, config.seed);
+    rr::http::ServerOptions options;
+    options.address = config.bind_address;
+    options.port = config.port;
+    // Injected latency parks a worker per request; leave room for a load test's concurrency.
+    options.worker_threads = 64;
+    rr::http::Server server(options, [&mock](const rr::http::Request& request) { return mock.handle(request); });
+    server.start();
+    rr::log::info("listening", {{"address", config.bind_address},
+                                {"port", server.port()},
+                                {"auth", config.api_key.empty() ? "any bearer token" : "STRIPE_API_KEY"},
+                                {"failure_rate", config.faults.failure_rate},
+                                {"latency", config.faults.latency},
+                                {"drop_rate", config.faults.drop_rate},
+                                {"seed", config.seed}});
+
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    rr::log::info("stopping", {{"signal", signal_number}});
+    server.stop_accepting();
+    server.wait_idle(std::chrono::seconds(10));
+    server.stop();
+    return rr::cli::kExitOk;
+  });
+}
