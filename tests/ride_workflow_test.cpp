@@ -36,7 +36,7 @@ BOOST_AUTO_TEST_CASE(a_crash_after_each_recovery_point_then_a_retry_charges_exac
     options.after_commit = [&](const std::string& point) {
       if (crash_armed && point == crash_at) {
         crash_armed = false;
-        throw idem::SimulatedCrash("process died after " + point);
+        throw idem::SimulatedCrash{"process died after " + point};
       }
     };
     RideFixture f(5, options);

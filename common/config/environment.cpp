@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace rr::config {
@@ -105,21 +106,31 @@ std::uint16_t Environment::port(const std::string& name, std::optional<std::uint
   return static_cast<std::uint16_t>(*value);
 }
 
+double Environment::decimal(const std::string& name, double fallback, double min, double max) const {
+  auto text = get(name);
+  if (!text) return fallback;
+  auto value = parse_finite_decimal(*text);
+  if (!value) throw ConfigError(name, "must be a decimal number, got \"" + *text + "\"");
+  if (*value < min || *value > max) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "must be between %g and %g, got %s", min, max, text->c_str());
+    throw ConfigError(name, buf);
+  }
+  return *value;
+}
+
 std::chrono::milliseconds Environment::seconds(const std::string& name, double fallback, double min,
                                                double max) const {
   auto text = get(name);
-  double value = fallback;
-  if (text) {
-    auto parsed = parse_finite_decimal(*text);
-    if (!parsed) throw ConfigError(name, "must be a number of seconds, got \"" + *text + "\"");
-    value = *parsed;
-    if (value < min || value > max) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "must be between %g and %g seconds, got %s", min, max, text->c_str());
-      throw ConfigError(name, buf);
-    }
+  if (!text) return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(fallback * 1000.0)));
+  auto value = parse_finite_decimal(*text);
+  if (!value) throw ConfigError(name, "must be a number of seconds, got \"" + *text + "\"");
+  if (*value < min || *value > max) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "must be between %g and %g seconds, got %s", min, max, text->c_str());
+    throw ConfigError(name, buf);
   }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000.0)));
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*value * 1000.0)));
 }
 
 std::string Environment::url(const std::string& name, std::optional<std::string> fallback,

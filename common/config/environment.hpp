@@ -39,6 +39,8 @@ class Environment {
   std::string string_or(const std::string& name, std::string fallback) const;
   std::int64_t integer(const std::string& name, std::int64_t fallback, std::int64_t min, std::int64_t max) const;
   std::uint16_t port(const std::string& name, std::optional<std::uint16_t> fallback) const;
+  // A decimal number within bounds (rates, fractions).
+  double decimal(const std::string& name, double fallback, double min, double max) const;
   // Seconds as a decimal number ("90", "0.25"); bounds are in seconds.
   std::chrono::milliseconds seconds(const std::string& name, double fallback, double min, double max) const;
   // A URL whose scheme is one of `schemes` (e.g. "postgresql://", "postgres://").

@@ -35,9 +35,10 @@ struct Outcome {
 // simulates a process that dies there: the runner does not unlock (a dead process cannot).
 using AfterCommitHook = std::function<void(const std::string& recovery_point)>;
 
-class SimulatedCrash : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
+// Deliberately not a std::exception: no error boundary of the product catches it, just as none
+// survives a kill -9.
+struct SimulatedCrash {
+  std::string where;
 };
 
 struct RunnerOptions {

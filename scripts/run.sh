@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The README's run command: installs what is missing, builds, starts a local PostgreSQL and Redis
+# (kept in .local/ between runs), migrates, creates a demo user, and runs the whole suite with
+# demo traffic under foreman. Ctrl-C stops the suite and the local servers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+mkdir -p .local
+servers_dir=$PWD/.local/servers
+stop_servers() { scripts/local-servers.sh stop "$servers_dir" || true; }
+trap stop_servers EXIT
+server_env=$(scripts/local-servers.sh start "$servers_dir")
+eval "$server_env"
+
+build/bin/rocket-rides-api migrate
+
+demo_email=demo@rocketrides.example
+if ! token=$(build/bin/rocket-rides-api user create --email "$demo_email" --stripe-customer cus_demo 2>/dev/null); then
+  token=$(build/bin/rocket-rides-api user token --email "$demo_email")
+fi
+
+api_port=${API_PORT:-5000}
+mock_port=${STRIPE_MOCK_PORT:-12111}
+# Demo settings: the completer's thresholds are shortened so abandoned requests are finished
+# within a minute, and the stand-in provider fails some charges so that there are some.
+cat >.local/suite.env <<ENV
+DATABASE_URL=$DATABASE_URL
+REDIS_URL=$REDIS_URL
+API_PORT=$api_port
+STRIPE_MOCK_PORT=$mock_port
+STRIPE_API_BASE=http://127.0.0.1:$mock_port
+STRIPE_API_KEY=sk_test_rocket_rides_demo
+STRIPE_TIMEOUT=2
+IDEMPOTENCY_KEY_LOCK_TIMEOUT=10
+COMPLETER_MIN_AGE=15
+COMPLETER_LAST_RUN_THRESHOLD=5
+COMPLETER_IDLE_SLEEP=5
+MOCK_FAILURE_RATE=0.15
+MOCK_LATENCY_MS=20
+SIMULATOR_API_URL=http://127.0.0.1:$api_port
+SIMULATOR_TOKEN=$token
+SIMULATOR_RATE=2
+SIMULATOR_ABANDON_RATE=0.3
+ENV
+
+cat <<MSG
+Suite starting. Try it from another terminal:
+  curl -i -X POST http://127.0.0.1:$api_port/rides \\
+    -H 'Authorization: Bearer $token' \\
+    -H "Idempotency-Key: \$(cat /proc/sys/kernel/random/uuid)" \\
+    -d origin_lat=37.7749 -d origin_lon=-122.4194 -d target_lat=37.8044 -d target_lon=-122.2712
+MSG
+foreman start -f Procfile -e .local/suite.env -d "$PWD"
