@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <future>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -132,6 +133,69 @@ rr::http::ServerOptions small_options() {
   options.worker_threads = 4;
   options.body_limit = 1024;
   return options;
+}
+
+// Certificates for the https tests, made once per process with the openssl command line. The
+// trust store is pointed at two of them (OpenSSL reads SSL_CERT_FILE when the client first
+// loads its default verify paths), so a third stays untrusted.
+struct TestCertificates {
+  std::string dir;
+  TestCertificates() {
+    char pattern[] = "/tmp/rr-tls-XXXXXX";
+    dir = ::mkdtemp(pattern);
+    make("localhost", "DNS:localhost,IP:127.0.0.1");
+    make("elsewhere", "DNS:payments.example.com");
+    make("untrusted", "DNS:localhost,IP:127.0.0.1");
+    std::string bundle = dir + "/trusted-bundle.pem";
+    auto result =
+        rr::test::run_command({"/bin/sh", "-c", "cat " + dir + "/localhost.crt " + dir + "/elsewhere.crt > " + bundle});
+    if (result.exit_code != 0) throw std::runtime_error("cannot write the trust bundle");
+    ::setenv("SSL_CERT_FILE", bundle.c_str(), 1);
+  }
+  ~TestCertificates() { rr::test::run_command({"/bin/rm", "-rf", dir}); }
+
+  void make(const std::string& name, const std::string& alt_names) {
+    auto result = rr::test::run_command({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                                         "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=" + name,
+                                         "-addext", "subjectAltName=" + alt_names, "-keyout", dir + "/" + name + ".key",
+                                         "-out", dir + "/" + name + ".crt"});
+    if (result.exit_code != 0) throw std::runtime_error("openssl req failed: " + result.err);
+  }
+};
+
+const TestCertificates& certificates() {
+  static TestCertificates instance;
+  return instance;
+}
+
+// `openssl s_server -www` with one of the test certificates: answers GET / with a status page.
+class TlsServer {
+ public:
+  explicit TlsServer(const std::string& certificate) : port_(rr::test::free_port()) {
+    const auto& dir = certificates().dir;
+    process_ = std::make_unique<rr::test::ChildProcess>(std::vector<std::string>{
+        "/usr/bin/openssl", "s_server", "-quiet", "-www", "-accept", "127.0.0.1:" + std::to_string(port_), "-cert",
+        dir + "/" + certificate + ".crt", "-key", dir + "/" + certificate + ".key"});
+    if (!rr::test::wait_for_port(port_, 10s)) throw std::runtime_error("openssl s_server did not start");
+  }
+  std::string url(const std::string& host) const { return "https://" + host + ":" + std::to_string(port_) + "/"; }
+
+ private:
+  std::uint16_t port_;
+  std::unique_ptr<rr::test::ChildProcess> process_;
+};
+
+// The TransportError that `url` fails with, if any.
+std::optional<rr::http::TransportError> failure_of(const std::string& url) {
+  ClientRequest request;
+  request.url = url;
+  request.timeout = 5000ms;
+  try {
+    rr::http::send(request);
+  } catch (const rr::http::TransportError& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -388,6 +452,38 @@ BOOST_AUTO_TEST_CASE(client_rejects_a_url_that_is_not_http) {
   ClientRequest request;
   request.url = "ftp://example.com/";
   BOOST_CHECK_THROW(rr::http::send(request), rr::http::TransportError);
+}
+
+BOOST_AUTO_TEST_CASE(https_to_a_trusted_certificate_for_the_host_succeeds) {
+  certificates();
+  TlsServer server("localhost");
+  for (std::string host : {"localhost", "127.0.0.1"}) {
+    BOOST_TEST_CONTEXT(host) {
+      ClientRequest request;
+      request.url = server.url(host);
+      auto response = rr::http::send(request);
+      BOOST_TEST(response.status == 200);
+      BOOST_TEST(response.body.find("<HTML>") != std::string::npos);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(https_rejects_a_trusted_certificate_issued_for_another_host) {
+  certificates();
+  TlsServer server("elsewhere");
+  auto error = failure_of(server.url("localhost"));
+  BOOST_REQUIRE(error.has_value());
+  BOOST_TEST(!error->timed_out());
+  BOOST_TEST(std::string(error->what()).find("TLS handshake") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(https_rejects_a_certificate_the_trust_store_does_not_hold) {
+  certificates();
+  TlsServer server("untrusted");
+  auto error = failure_of(server.url("localhost"));
+  BOOST_REQUIRE(error.has_value());
+  BOOST_TEST(!error->timed_out());
+  BOOST_TEST(std::string(error->what()).find("TLS handshake") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(form_encode_round_trips_through_form_decode) {
