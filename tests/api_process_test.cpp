@@ -1,0 +1,178 @@
+// The real rocket-rides-api process over real HTTP: the contract end to end, a kill -9 in the
+// middle of a charge, graceful stop with a request in flight, and what the logs must never hold.
+#include <signal.h>
+
+#include <boost/test/unit_test.hpp>
+#include <future>
+#include <thread>
+
+#include "common/auth/users.hpp"
+#include "common/http/client.hpp"
+#include "support/process.hpp"
+#include "support/ride_fixture.hpp"
+#include "support/test_database.hpp"
+
+using namespace rr::test;
+namespace http = rr::http;
+
+namespace {
+
+const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
+
+struct ApiProcessFixture {
+  TestDatabase db;
+  StripeMock stripe;
+  std::string token;
+  std::uint16_t port = 0;
+  std::unique_ptr<ChildProcess> api;
+
+  ApiProcessFixture() { token = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").token; }
+
+  void start_api(const EnvChanges& extra = {}) {
+    port = free_port();
+    EnvChanges env = {{"DATABASE_URL", db.url()},
+                      {"PORT", std::to_string(port)},
+                      {"STRIPE_API_BASE", stripe.base_url()},
+                      {"STRIPE_API_KEY", "sk_test_rocket"},
+                      {"SHUTDOWN_TIMEOUT", "10"}};
+    for (const auto& [k, v] : extra) env[k] = v;
+    api = std::make_unique<ChildProcess>(std::vector<std::string>{binary("rocket-rides-api")}, env);
+    BOOST_REQUIRE_MESSAGE(wait_for_port(port, std::chrono::seconds(15)), "api did not start: " << api->output());
+  }
+
+  http::ClientResponse post(const std::string& key, const std::string& body = kForm,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    return http::send({"POST",
+                       "http://127.0.0.1:" + std::to_string(port) + "/rides",
+                       {{"Authorization", "Bearer " + token},
+                        {"Idempotency-Key", key},
+                        {"Content-Type", "application/x-www-form-urlencoded"}},
+                       body,
+                       timeout});
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(api_process, ApiProcessFixture)
+
+BOOST_AUTO_TEST_CASE(a_ride_and_its_replay_over_real_http) {
+  start_api();
+  auto key = new_key();
+  auto first = post(key);
+  BOOST_TEST(first.status == 201, first.body);
+  BOOST_TEST(first.header("Content-Type") == "application/json");
+  BOOST_TEST(!first.header("X-Request-Id").empty());
+  auto replay = post(key);
+  BOOST_TEST(replay.status == 201);
+  BOOST_TEST(replay.body == first.body);
+  BOOST_TEST(replay.header("Idempotent-Replayed") == "true");
+  BOOST_TEST(stripe.charges() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(an_oversized_body_is_413_and_the_server_keeps_serving) {
+  start_api();
+  auto big = post(new_key(), std::string(200 * 1024, 'x'));
+  BOOST_TEST(big.status == 413);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys") == "0");
+  BOOST_TEST(post(new_key()).status == 201);
+}
+
+BOOST_AUTO_TEST_CASE(kill_9_during_a_charge_then_a_retry_after_restart_charges_once) {
+  stripe.configure("{\"latency_ms\":1500}");
+  start_api({{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", "1"}});
+  auto key = new_key();
+  auto in_flight = std::async(std::launch::async, [&] {
+    try {
+      return post(key).status;
+    } catch (const http::TransportError&) {
+      return 0;  // the process died under us: no answer
+    }
+  });
+  // Wait until the ride is committed and the charge is at the provider, then kill the API
+  // without a chance to clean up.
+  bool at_charge = false;
+  for (int i = 0; i < 100 && !at_charge; ++i) {
+    at_charge = db.scalar("SELECT count(*) FROM idempotency_keys WHERE recovery_point = 'ride_created'") == "1";
+    if (!at_charge) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  BOOST_REQUIRE(at_charge);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  api->signal(SIGKILL);
+  BOOST_TEST(in_flight.get() == 0);
+  BOOST_TEST(db.scalar("SELECT recovery_point FROM idempotency_keys") == "ride_created");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the provider finishes the charge
+  stripe.configure("{\"latency_ms\":0}");
+  api.reset();
+  start_api({{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", "1"}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the dead owner's lock expires
+  auto retry = post(key);
+  BOOST_TEST(retry.status == 201, retry.body);
+  BOOST_TEST(stripe.charges() == 1);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM rides") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_with_a_request_in_flight_answers_it_and_exits_0) {
+  stripe.configure("{\"latency_ms\":1000}");
+  start_api();
+  auto in_flight = std::async(std::launch::async, [&] { return post(new_key()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  api->signal(SIGTERM);
+  auto response = in_flight.get();
+  BOOST_TEST(response.status == 201, response.body);
+  auto status = api->wait(std::chrono::seconds(10));
+  BOOST_REQUIRE(status.has_value());
+  BOOST_TEST(*status == 0);
+  BOOST_TEST(!wait_for_port(port, std::chrono::milliseconds(100)));
+}
+
+BOOST_AUTO_TEST_CASE(logs_never_contain_the_token_or_the_full_idempotency_key) {
+  start_api();
+  auto key = new_key();
+  BOOST_REQUIRE(post(key).status == 201);
+  BOOST_REQUIRE(post(key).status == 201);
+  // A failing request too: its error paths log as well.
+  token = "rr_" + std::string(64, 'f');
+  BOOST_REQUIRE(post(new_key()).status == 401);
+  api->signal(SIGTERM);
+  api->wait(std::chrono::seconds(10));
+  auto logs = api->output();
+  BOOST_TEST(logs.find("msg=request") != std::string::npos);
+  BOOST_TEST(logs.find("rr_") == std::string::npos);
+  BOOST_TEST(logs.find(key) == std::string::npos);
+  BOOST_TEST(logs.find("sk_test_rocket") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(access_lines_carry_request_id_status_and_replay) {
+  start_api();
+  auto key = new_key();
+  post(key);
+  auto replay = http::send({"POST",
+                            "http://127.0.0.1:" + std::to_string(port) + "/rides",
+                            {{"Authorization", "Bearer " + token},
+                             {"Idempotency-Key", key},
+                             {"X-Request-Id", "trace-me-42"},
+                             {"Content-Type", "application/x-www-form-urlencoded"}},
+                            kForm,
+                            std::chrono::seconds(10)});
+  BOOST_TEST(replay.header("X-Request-Id") == "trace-me-42");
+  BOOST_TEST(api->wait_for_output("request_id=trace-me-42", std::chrono::seconds(2)));
+  auto logs = api->output();
+  auto line_start = logs.find("request_id=trace-me-42");
+  auto line = logs.substr(line_start, logs.find('\n', line_start) - line_start);
+  BOOST_TEST(line.find("status=201") != std::string::npos, line);
+  BOOST_TEST(line.find("replayed=true") != std::string::npos, line);
+  BOOST_TEST(line.find("method=POST") != std::string::npos, line);
+}
+
+BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_naming_the_variable) {
+  auto missing = run_command({binary("rocket-rides-api")}, {{"DATABASE_URL", db.url()}, {"STRIPE_API_KEY", std::nullopt}});
+  BOOST_TEST(missing.exit_code == 2);
+  BOOST_TEST(missing.out.find("STRIPE_API_KEY") != std::string::npos);
+  auto bad_port = run_command({binary("rocket-rides-api")},
+                              {{"DATABASE_URL", db.url()}, {"STRIPE_API_KEY", "k"}, {"PORT", "http"}});
+  BOOST_TEST(bad_port.exit_code == 2);
+  BOOST_TEST(bad_port.out.find("PORT") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
