@@ -448,6 +448,20 @@ BOOST_AUTO_TEST_CASE(client_sends_method_headers_and_body_to_the_server) {
   BOOST_TEST(rr::http::send(request).body == "PUT|abc|payload");
 }
 
+BOOST_AUTO_TEST_CASE(client_refuses_header_values_with_line_breaks) {
+  ClientRequest request;
+  request.url = "http://127.0.0.1:" + std::to_string(rr::test::free_port()) + "/";
+  request.headers = {{"Idempotency-Key", "abc\r\nX-Injected: 1"}};
+  std::optional<rr::http::TransportError> error;
+  try {
+    rr::http::send(request);
+  } catch (const rr::http::TransportError& e) {
+    error = e;
+  }
+  BOOST_REQUIRE(error.has_value());
+  BOOST_TEST(std::string(error->what()).find("Idempotency-Key") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(client_rejects_a_url_that_is_not_http) {
   ClientRequest request;
   request.url = "ftp://example.com/";

@@ -183,7 +183,15 @@ bhttp::request<bhttp::string_body> build_request(const ClientRequest& input, con
   request.version(11);
   request.set(bhttp::field::host, url.host_header);
   request.set(bhttp::field::user_agent, "rocket-rides");
-  for (const auto& [name, value] : input.headers) request.insert(name, value);
+  for (const auto& [name, value] : input.headers) {
+    // A line break would let a value (an idempotency key, say) smuggle in headers of its own.
+    if (name.empty() || name.find_first_of("\r\n:") != std::string::npos ||
+        value.find_first_of("\r\n") != std::string::npos) {
+      throw TransportError("refusing to send header \"" + name + "\": invalid name or a line break in its value",
+                           false);
+    }
+    request.insert(name, value);
+  }
   request.body() = input.body;
   request.keep_alive(false);
   request.prepare_payload();
