@@ -7,6 +7,7 @@
 #include "common/api/request_parsing.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/metrics/registry.hpp"
 #include "common/rides/ride_response.hpp"
 
 namespace rr::api {
@@ -20,6 +21,14 @@ std::string request_id_for(const http::Request& request) {
     if (printable) return std::string(*given);
   }
   return random_uuid();
+}
+
+// A bounded label set: ids never become label values.
+std::string route_label(const http::Request& request) {
+  const std::string& path = request.path;
+  if (path == "/rides" || path == "/healthz" || path == "/readyz" || path == "/metrics") return path;
+  if (path.starts_with("/rides/")) return "/rides/{id}";
+  return "other";
 }
 
 }  // namespace
@@ -62,6 +71,18 @@ http::Response App::handle(const http::Request& request) {
   bool replayed = false;
   for (const auto& [name, value] : response.headers) replayed = replayed || name == "Idempotent-Replayed";
   auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  std::string route = route_label(request);
+  auto& registry = metrics::default_registry();
+  registry
+      .counter("rocket_rides_http_requests_total", "HTTP requests by route, method and status.",
+               {{"route", route}, {"method", request.method}, {"status", std::to_string(response.status)}})
+      .inc();
+  registry.histogram("rocket_rides_http_request_duration_seconds", "HTTP request duration.", {{"route", route}})
+      .observe(static_cast<double>(elapsed.count()) / 1e6);
+  if (replayed) registry.counter("rocket_rides_replays_total", "Responses replayed from a finished key.").inc();
+  if (response.status == 409) {
+    registry.counter("rocket_rides_conflicts_total", "409 answers: a key in flight or a persistent conflict.").inc();
+  }
   log::info("request", {{"request_id", request_id},
                         {"method", request.method},
                         {"path", request.path},
@@ -96,6 +117,10 @@ http::Response App::route(const http::Request& request) {
     if (request.method != "GET") return method_not_allowed("GET");
     return ready();
   }
+  if (path == "/metrics") {
+    if (request.method != "GET") return method_not_allowed("GET");
+    return metrics_page();
+  }
   return error_response(404, "invalid_request_error", "No such route.");
 }
 
@@ -120,6 +145,25 @@ http::Response App::ready() {
   } catch (const std::exception& e) {
     return error_response(503, "api_error", std::string("Not ready: database unavailable."));
   }
+}
+
+http::Response App::metrics_page() {
+  // Gauges of this App's own pool are rendered here rather than registered, so they never
+  // outlive it.
+  auto stats = pool_.stats();
+  std::string body = metrics::default_registry().render();
+  body += "# HELP rocket_rides_db_pool_connections Database connections by state.\n";
+  body += "# TYPE rocket_rides_db_pool_connections gauge\n";
+  body += "rocket_rides_db_pool_connections{state=\"in_use\"} " + std::to_string(stats.in_use) + "\n";
+  body += "rocket_rides_db_pool_connections{state=\"idle\"} " + std::to_string(stats.idle) + "\n";
+  body += "rocket_rides_db_pool_connections{state=\"max\"} " + std::to_string(stats.size) + "\n";
+  body += "# HELP rocket_rides_db_pool_waiting Requests waiting for a database connection.\n";
+  body += "# TYPE rocket_rides_db_pool_waiting gauge\n";
+  body += "rocket_rides_db_pool_waiting " + std::to_string(stats.waiting) + "\n";
+  body += "# HELP rocket_rides_serialization_retries_total Transactions retried after a serialization failure or deadlock.\n";
+  body += "# TYPE rocket_rides_serialization_retries_total counter\n";
+  body += "rocket_rides_serialization_retries_total " + std::to_string(runner_.serialization_retries()) + "\n";
+  return http::Response{200, "text/plain; version=0.0.4", {}, body};
 }
 
 }  // namespace rr::api

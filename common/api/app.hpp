@@ -29,6 +29,7 @@ class App {
   http::Response get_ride(const http::Request& request, std::string_view id);
   http::Response list_rides(const http::Request& request);
   http::Response ready();
+  http::Response metrics_page();
   auth::User authenticate(const http::Request& request);
 
   ApiSettings settings_;

@@ -1,6 +1,9 @@
 // Phase ride_created -> finished: charge the card (no transaction open meanwhile), then record the
 // charge, stage the receipt and store the 201 in one transaction; a decline stores a 402.
+#include <chrono>
+
 #include "common/base/log.hpp"
+#include "common/metrics/registry.hpp"
 #include "common/rides/ride_flow.hpp"
 #include "common/rides/ride_response.hpp"
 
@@ -9,6 +12,24 @@ namespace {
 
 const char* const kRecordCharge =
     "UPDATE rides SET stripe_charge_id = $2 WHERE idempotency_key_id = $1 RETURNING id";
+
+const char* outcome_label(const payments::ChargeOutcome& outcome) {
+  switch (outcome.kind) {
+    case payments::ChargeOutcome::Kind::charged: return "charged";
+    case payments::ChargeOutcome::Kind::card_declined: return "declined";
+    case payments::ChargeOutcome::Kind::unavailable: return outcome.timed_out ? "timeout" : "unavailable";
+  }
+  return "unavailable";
+}
+
+void record_provider_call(const payments::ChargeOutcome& outcome, std::chrono::steady_clock::duration took) {
+  auto& registry = metrics::default_registry();
+  registry.counter("rocket_rides_provider_calls_total", "Payment provider charge calls by outcome.",
+                   {{"outcome", outcome_label(outcome)}})
+      .inc();
+  registry.histogram("rocket_rides_provider_call_duration_seconds", "Payment provider charge call duration.")
+      .observe(std::chrono::duration<double>(took).count());
+}
 
 }  // namespace
 
@@ -21,7 +42,9 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
   charge.description = "Rocket Rides ride (request " + std::to_string(key.id) + ")";
   charge.idempotency_key = key.payment_idempotency_key;
 
+  auto started = std::chrono::steady_clock::now();
   auto outcome = run.stripe.create_charge(charge);
+  record_provider_call(outcome, std::chrono::steady_clock::now() - started);
   switch (outcome.kind) {
     case payments::ChargeOutcome::Kind::charged:
       return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
