@@ -1,0 +1,175 @@
+// One completer pass: select eligible keys, take each one's fenced lock exactly as the API does, and
+// let the shared PhaseRunner drive the key's flow; record what went wrong on keys that did not finish.
+#include "common/maintenance/completer.hpp"
+
+#include <optional>
+#include <pqxx/pqxx>
+#include <vector>
+
+#include "common/base/log.hpp"
+#include "common/idempotency/key_acquisition.hpp"
+#include "common/rides/ride_flow.hpp"
+
+namespace rr::maintenance {
+
+namespace {
+
+// The partial index idempotency_keys_unfinished keeps this cheap: finished keys (nearly all) are
+// not in it. The lock condition is the same one acquire_key_by_id applies; checking it here too
+// keeps keys that a live request holds out of the batch instead of counting them as skipped.
+const db::Statement kSelectCandidates{"completer_select_candidates",
+                                      "SELECT k.id, k.request_path, u.stripe_customer_id "
+                                      "FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
+                                      "WHERE k.recovery_point <> 'finished' "
+                                      "  AND k.created_at < now() - make_interval(secs => $1) "
+                                      "  AND k.last_run_at < now() - make_interval(secs => $2) "
+                                      "  AND (k.locked_at IS NULL OR k.locked_at < now() - make_interval(secs => $3)) "
+                                      "ORDER BY k.id LIMIT $4"};
+
+// Fenced on nothing but the id: the runner has already released our lock, and bumping last_run_at
+// keeps the key out of the next batches until the threshold passes again.
+const db::Statement kRecordFailure{
+    "completer_record_failure",
+    "UPDATE idempotency_keys SET attempts = attempts + 1, last_error = $2, last_run_at = now() WHERE id = $1"};
+
+constexpr std::string_view kRidesPath = "/rides";
+constexpr std::size_t kMaxErrorBytes = 1000;
+
+double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+
+std::string describe(const idempotency::Outcome& outcome) {
+  using Kind = idempotency::Outcome::Kind;
+  switch (outcome.kind) {
+    case Kind::transient:
+      return "transient failure (" + std::to_string(outcome.status) + "): " + outcome.message;
+    case Kind::lock_lost:
+      return "lock lost: " + outcome.message;
+    case Kind::conflict:
+      return "conflict: " + outcome.message;
+    case Kind::failed:
+      return "internal error: " + outcome.message;
+    case Kind::finished:
+      break;
+  }
+  return "finished";
+}
+
+}  // namespace
+
+std::string short_error(std::string_view message) {
+  // Exception texts may carry anything (a server's bytes, a database message in another
+  // encoding); invalid UTF-8 would make the UPDATE that records it fail, so keep printable ASCII.
+  std::string out;
+  out.reserve(std::min(message.size(), kMaxErrorBytes));
+  for (char c : message) {
+    if (out.size() == kMaxErrorBytes) break;
+    auto byte = static_cast<unsigned char>(c);
+    out.push_back(byte >= 0x20 && byte < 0x7f ? c : (c == '\n' || c == '\t' ? ' ' : '?'));
+  }
+  if (out.empty()) out = "unknown error";
+  return out;
+}
+
+struct Completer::Candidate {
+  std::int64_t id = 0;
+  std::string request_path;
+  std::string stripe_customer_id;
+};
+
+Completer::Completer(db::ConnectionPool& pool, const payments::StripeClient& stripe, CompleterOptions options)
+    : pool_(pool), stripe_(stripe), options_(std::move(options)), runner_(pool, options_.runner) {}
+
+CompleterReport Completer::run_once() {
+  std::vector<Candidate> candidates;
+  {
+    auto conn = pool_.acquire();
+    pqxx::nontransaction tx(conn.conn());
+    auto rows = tx.exec_prepared(conn.prepare(kSelectCandidates), seconds_of(options_.min_age),
+                                 seconds_of(options_.last_run_threshold), seconds_of(options_.lock_timeout),
+                                 options_.batch_size);
+    candidates.reserve(rows.size());
+    for (const auto& row : rows) {
+      candidates.push_back({row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>()});
+    }
+  }
+
+  CompleterReport report;
+  report.candidates = static_cast<std::int64_t>(candidates.size());
+  for (const auto& candidate : candidates) {
+    if (options_.stop_requested && options_.stop_requested()) break;
+    try {
+      switch (complete(candidate)) {
+        case Result::completed:
+          ++report.completed;
+          break;
+        case Result::failed:
+          ++report.failed;
+          break;
+        case Result::skipped:
+          ++report.skipped;
+          break;
+      }
+    } catch (const idempotency::SimulatedCrash&) {
+      throw;  // a test's dead process does nothing more
+    } catch (const pqxx::broken_connection&) {
+      throw;  // the database is gone: end the pass, the loop backs off; touched keys stay eligible
+    } catch (const std::exception& e) {
+      ++report.failed;
+      std::string error = short_error(std::string("internal error: ") + e.what());
+      log::error("completer failed on a key", {{"key_id", candidate.id}, {"error", error}});
+      record_failure(candidate.id, error);
+    }
+  }
+
+  if (report.candidates > 0) {
+    log::info("completer pass",
+              {{"completed", report.completed}, {"failed", report.failed}, {"skipped", report.skipped}});
+  }
+  return report;
+}
+
+Completer::Result Completer::complete(const Candidate& candidate) {
+  std::optional<idempotency::KeyRow> key;
+  {
+    auto conn = pool_.acquire();
+    key = idempotency::acquire_key_by_id(conn, candidate.id, options_.lock_timeout);
+    // Someone (the API on a client's retry, another completer) took or finished it first.
+    if (!key) return Result::skipped;
+    // Locked before this check so that two completers never both count the attempt.
+    if (candidate.request_path != kRidesPath) idempotency::unlock_key(conn, *key);
+  }
+  if (candidate.request_path != kRidesPath) {
+    std::string error = short_error("no flow for request path " + candidate.request_path);
+    log::error("completer cannot drive key", {{"key_id", candidate.id}, {"error", error}});
+    record_failure(candidate.id, error);
+    return Result::failed;
+  }
+
+  // The flow is chosen by the stored request path; a second endpoint adds its flow here.
+  rides::RideRun run{stripe_, candidate.stripe_customer_id};
+  auto flow = rides::make_ride_flow(run);
+  auto outcome = runner_.run(flow, std::move(*key));
+  if (outcome.kind == idempotency::Outcome::Kind::finished) {
+    log::debug("completer finished key", {{"key_id", candidate.id}, {"status", outcome.status}});
+    return Result::completed;
+  }
+  std::string error = short_error(describe(outcome));
+  log::warn("completer could not finish key", {{"key_id", candidate.id}, {"error", error}});
+  record_failure(candidate.id, error);
+  return Result::failed;
+}
+
+void Completer::record_failure(std::int64_t key_id, const std::string& error) {
+  try {
+    auto conn = pool_.acquire();
+    pqxx::nontransaction tx(conn.conn());
+    tx.exec_prepared(conn.prepare(kRecordFailure), key_id, error);
+  } catch (const pqxx::broken_connection&) {
+    throw;
+  } catch (const std::exception& e) {
+    // The acquisition already moved last_run_at, so the key still waits out the threshold.
+    log::warn("completer could not record a failed attempt", {{"key_id", key_id}, {"error", e.what()}});
+  }
+}
+
+}  // namespace rr::maintenance

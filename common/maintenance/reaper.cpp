@@ -1,0 +1,77 @@
+// One reaper batch: pick, archive the unfinished, delete, commit; one warning per archived key.
+#include "common/maintenance/reaper.hpp"
+
+#include <pqxx/pqxx>
+
+#include "common/auth/tokens.hpp"
+#include "common/base/log.hpp"
+
+namespace rr::maintenance {
+
+namespace {
+
+// One statement, so the batch is one round trip and one short transaction. Every part sees the
+// same snapshot: the INSERT copies the rows the DELETE removes. ON CONFLICT makes a redone batch
+// harmless. The final SELECT always returns a row (the count) plus one row per archived key.
+// Deleting a key sets its ride's idempotency_key_id to NULL (ON DELETE SET NULL): rides stay.
+const db::Statement kReapBatch{
+    "reaper_reap_batch",
+    "WITH doomed AS ("
+    "  SELECT id FROM idempotency_keys"
+    "  WHERE created_at < now() - make_interval(secs => $1)"
+    "    AND (locked_at IS NULL OR locked_at < now() - make_interval(secs => $3))"
+    "  ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED"
+    "), archived AS ("
+    "  INSERT INTO idempotency_keys_archive (id, created_at, last_run_at, locked_at, idempotency_key,"
+    "      request_method, request_path, request_params, origin_ip, recovery_point, payment_idempotency_key,"
+    "      attempts, last_error, user_id)"
+    "  SELECT k.id, k.created_at, k.last_run_at, k.locked_at, k.idempotency_key, k.request_method,"
+    "      k.request_path, k.request_params, k.origin_ip, k.recovery_point, k.payment_idempotency_key,"
+    "      k.attempts, k.last_error, k.user_id"
+    "  FROM idempotency_keys k JOIN doomed USING (id) WHERE k.recovery_point <> 'finished'"
+    "  ON CONFLICT (id) DO NOTHING"
+    "), deleted AS ("
+    "  DELETE FROM idempotency_keys k USING doomed WHERE k.id = doomed.id"
+    "  RETURNING k.id, k.user_id, k.recovery_point, k.attempts, k.idempotency_key"
+    ") "
+    "SELECT total.n, d.id, d.user_id, d.recovery_point, d.attempts, d.idempotency_key "
+    "FROM (SELECT count(*) AS n FROM deleted) total "
+    "LEFT JOIN (SELECT * FROM deleted WHERE recovery_point <> 'finished') d ON true "
+    "ORDER BY d.id"};
+
+double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+
+}  // namespace
+
+std::string key_log_tag(std::string_view idempotency_key) {
+  return auth::to_hex(auth::sha256(idempotency_key)).substr(0, 12);
+}
+
+ReaperReport Reaper::run_once() {
+  ReaperReport report;
+  pqxx::result rows;
+  {
+    auto conn = pool_.acquire();
+    pqxx::work tx(conn.conn());
+    rows = tx.exec_prepared(conn.prepare(kReapBatch), seconds_of(options_.max_age), options_.batch_size,
+                            seconds_of(options_.lock_timeout));
+    tx.commit();
+  }
+  // Logged only after the commit: a rolled-back batch archived nothing.
+  for (const auto& row : rows) {
+    report.deleted = row[0].as<std::int64_t>();
+    if (row[1].is_null()) continue;
+    ++report.archived;
+    log::warn("reaped an unfinished idempotency key", {{"key_id", row[1].as<std::int64_t>()},
+                                                       {"user_id", row[2].as<std::int64_t>()},
+                                                       {"key", key_log_tag(row[5].as<std::string>())},
+                                                       {"recovery_point", row[3].as<std::string>()},
+                                                       {"attempts", row[4].as<int>()}});
+  }
+  if (report.deleted > 0) {
+    log::info("reaper pass", {{"deleted", report.deleted}, {"archived", report.archived}});
+  }
+  return report;
+}
+
+}  // namespace rr::maintenance
