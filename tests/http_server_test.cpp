@@ -263,6 +263,18 @@ BOOST_AUTO_TEST_CASE(answers_413_when_a_chunked_body_grows_over_the_limit) {
   BOOST_TEST(connection.closed_by_peer());
 }
 
+BOOST_AUTO_TEST_CASE(a_client_expecting_100_continue_is_told_to_send_its_body) {
+  rr::http::Server server(small_options(), [](const Request& request) { return text("got " + request.body); });
+  server.start();
+  RawConnection connection(server.port());
+  connection.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  BOOST_TEST(connection.read_response() == "HTTP/1.1 100 Continue\r\n\r\n");
+  connection.send("body");
+  auto response = connection.read_response();
+  BOOST_TEST(response.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(response.ends_with("got body"));
+}
+
 BOOST_AUTO_TEST_CASE(answers_400_with_a_json_error_to_a_malformed_request_and_closes) {
   std::atomic<int> calls{0};
   rr::http::Server server(small_options(), [&](const Request&) {

@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
@@ -237,8 +238,28 @@ class Session : public std::enable_shared_from_this<Session> {
     read_request();
   }
 
+  // Headers first: a body over the limit is refused from its Content-Length alone, and a client
+  // that sent "Expect: 100-continue" (curl does for large bodies) is told to go on.
   void read_request() {
     stream_.expires_at(read_deadline_);
+    bhttp::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (ec || self->parser_->is_done()) return self->on_read(ec);
+      auto expect = self->parser_->get()[bhttp::field::expect];
+      if (beast::iequals(expect, "100-continue")) return self->send_continue();
+      self->read_body();
+    });
+  }
+
+  void send_continue() {
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                      [self = shared_from_this()](error_code ec, std::size_t) {
+                        if (ec) return self->close();
+                        self->read_body();
+                      });
+  }
+
+  void read_body() {
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
   }
