@@ -1,0 +1,73 @@
+// Operating the suite: systemd units verify, the install tree is complete, the Procfile names
+// every process.
+#include <boost/test/unit_test.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "support/process.hpp"
+
+using rr::test::run_command;
+
+namespace {
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+const std::string kUnitDir = std::string(ROCKET_RIDES_BIN_DIR) + "/../systemd/test/";
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(operations)
+
+BOOST_AUTO_TEST_CASE(every_systemd_unit_passes_systemd_analyze_verify) {
+  for (const char* unit : {"rocket-rides-api.service", "rocket-rides-enqueuer.service",
+                           "rocket-rides-completer.service", "rocket-rides-reaper.service", "rocket-rides.target"}) {
+    auto result = run_command({"/usr/bin/systemd-analyze", "verify", kUnitDir + unit});
+    BOOST_TEST(result.exit_code == 0, unit << ": " << result.out << result.err);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(units_score_well_in_systemd_analyze_security) {
+  for (const char* name : {"api", "enqueuer", "completer", "reaper"}) {
+    // --threshold fails the command when the exposure (0-100 internally, 0.0-10.0 printed) is higher.
+    auto result = run_command({"/usr/bin/systemd-analyze", "security", "--offline=true", "--threshold=20",
+                               kUnitDir + "rocket-rides-" + name + ".service"});
+    BOOST_TEST(result.exit_code == 0, name << ": " << result.out.substr(result.out.rfind("Overall")));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(units_are_hardened_notify_services_under_the_target) {
+  for (const char* name : {"api", "enqueuer", "completer", "reaper"}) {
+    auto unit = read_file(kUnitDir + "rocket-rides-" + name + ".service");
+    for (const char* line : {"Type=notify", "WatchdogSec=", "Restart=on-failure", "DynamicUser=yes",
+                             "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "NoNewPrivileges=yes",
+                             "CapabilityBoundingSet=\n", "RestrictAddressFamilies=",
+                             "EnvironmentFile=/etc/rocket-rides/rocket-rides.env", "PartOf=rocket-rides.target"}) {
+      BOOST_TEST(unit.find(line) != std::string::npos, name << " lacks " << line);
+    }
+  }
+  auto target = read_file(kUnitDir + "rocket-rides.target");
+  BOOST_TEST(target.find("rocket-rides-api.service") != std::string::npos);
+  BOOST_TEST(target.find("rocket-rides-reaper.service") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(procfile_runs_every_process_from_build_bin) {
+  auto procfile = read_file(std::string(ROCKET_RIDES_SOURCE_DIR) + "/Procfile");
+  for (const char* entry : {"api:", "enqueuer:", "completer:", "reaper:", "stripe-mock:", "simulator:"}) {
+    bool listed = procfile.starts_with(entry) || procfile.find(std::string("\n") + entry) != std::string::npos;
+    BOOST_TEST(listed, "Procfile lacks " << entry);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(env_example_documents_every_variable_the_code_reads) {
+  auto example = read_file(std::string(ROCKET_RIDES_SOURCE_DIR) + "/.env.example");
+  for (const char* variable :
+       {"DATABASE_URL", "REDIS_URL", "PORT", "STRIPE_API_BASE", "STRIPE_API_KEY", "STRIPE_TIMEOUT",
+        "IDEMPOTENCY_KEY_LOCK_TIMEOUT", "COMPLETER_MIN_AGE", "COMPLETER_LAST_RUN_THRESHOLD", "REAPER_MAX_AGE",
+        "ENQUEUER_BATCH_SIZE", "COMPLETER_BATCH_SIZE", "REAPER_BATCH_SIZE", "SHUTDOWN_TIMEOUT", "METRICS_PORT"}) {
+    BOOST_TEST(example.find(variable) != std::string::npos, variable);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
