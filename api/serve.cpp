@@ -3,12 +3,17 @@
 
 #include <signal.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "common/api/app.hpp"
 #include "common/base/log.hpp"
 #include "common/cli/exit_codes.hpp"
 #include "common/config/environment.hpp"
+#include "common/daemon/systemd_notify.hpp"
+#include "common/http/client.hpp"
 #include "common/http/server.hpp"
 
 namespace rr::api {
@@ -25,6 +30,41 @@ sigset_t block_stop_signals() {
   return set;
 }
 
+// Feeds systemd's watchdog only while the server answers its own /healthz, so a wedged I/O loop
+// or an exhausted worker pool gets the process restarted.
+class HealthWatchdog {
+ public:
+  HealthWatchdog(std::string address, std::uint16_t port) {
+    auto interval = daemon::watchdog_interval();
+    if (!interval) return;
+    if (address == "0.0.0.0" || address == "::") address = "127.0.0.1";
+    if (address.find(':') != std::string::npos) address = "[" + address + "]";
+    auto period = std::chrono::duration_cast<std::chrono::milliseconds>(*interval) / 3;
+    thread_ = std::thread([this, url = "http://" + address + ":" + std::to_string(port) + "/healthz", period] {
+      while (!stopping_.load()) {
+        try {
+          if (http::send({"GET", url, {}, "", period}).status == 200) daemon::notify_watchdog();
+        } catch (const http::TransportError& e) {
+          log::warn("health check for the watchdog failed", {{"error", e.what()}});
+        }
+        std::unique_lock lock(mutex_);
+        wake_.wait_for(lock, period, [this] { return stopping_.load(); });
+      }
+    });
+  }
+  ~HealthWatchdog() {
+    stopping_ = true;
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 int run_server() {
@@ -40,11 +80,14 @@ int run_server() {
   server.start();
   log::info("listening", {{"address", settings.bind_address}, {"port", server.port()},
                           {"workers", settings.worker_threads}, {"pool_size", settings.database_pool_size}});
+  daemon::notify_ready();
+  HealthWatchdog watchdog(settings.bind_address, server.port());
 
   int signo = 0;
   sigwait(&stop_signals, &signo);
   log::info("stopping: no new connections, finishing in-flight requests",
             {{"signal", signo}, {"in_flight", server.in_flight()}});
+  daemon::notify_stopping();
   server.stop_accepting();
   // A second signal while draining exits at once.
   std::thread second_signal([stop_signals]() mutable {

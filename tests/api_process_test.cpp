@@ -8,6 +8,7 @@
 
 #include "common/auth/users.hpp"
 #include "common/http/client.hpp"
+#include "support/notify_socket.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
 #include "support/test_database.hpp"
@@ -163,6 +164,18 @@ BOOST_AUTO_TEST_CASE(access_lines_carry_request_id_status_and_replay) {
   BOOST_TEST(line.find("status=201") != std::string::npos, line);
   BOOST_TEST(line.find("replayed=true") != std::string::npos, line);
   BOOST_TEST(line.find("method=POST") != std::string::npos, line);
+}
+
+BOOST_AUTO_TEST_CASE(systemd_hears_ready_watchdog_pings_and_stopping) {
+  NotifySocket notify;
+  start_api({{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "300000"}});
+  BOOST_TEST(notify.wait_for("READY=1", std::chrono::seconds(5)));
+  // The watchdog is fed only after the API answered its own /healthz.
+  BOOST_TEST(notify.wait_for("WATCHDOG=1", std::chrono::seconds(2)));
+  BOOST_TEST(notify.wait_for("WATCHDOG=1", std::chrono::seconds(2)));
+  api->signal(SIGTERM);
+  BOOST_TEST(notify.wait_for("STOPPING=1", std::chrono::seconds(5)));
+  BOOST_TEST(api->wait(std::chrono::seconds(10)).value_or(-1) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_naming_the_variable) {
