@@ -17,6 +17,16 @@ namespace rr::stripe_mock {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
+// Stripe's API (form-encoded in, JSON out, "Authorization: Bearer <key>" required):
+//   POST /v1/customers                         -> {"id":"cus_...","object":"customer",...}
+//   POST /v1/charges amount currency customer  -> {"id":"ch_...","object":"charge",...}
+//        [description]                            402 card_error for a customer containing "declined"
+//   Idempotency-Key: the first answer (200 or 402) is stored and replayed with
+//   "Idempotent-Replayed: true"; other parameters under the same key -> 400 idempotency_error;
+//   a 400 validation error is not stored, so the key stays usable.
+// Admin, no auth: GET /_mock/stats, GET /_mock/charges, GET|POST /_mock/config (failure_rate,
+// latency_ms, drop_rate as JSON or form fields), POST /_mock/reset (state, counters, and faults
+// back to the startup values).
 class Mock {
  public:
   // `api_key` empty accepts any Bearer token; `seed` makes ids and injected faults reproducible.
