@@ -1,0 +1,1026 @@
+#!/usr/bin/env python3
+"""Proof under fire: a fault-injection suite that checks exactly-once with numbers.
+
+Starts real processes (PostgreSQL and Redis through scripts/local-servers.sh, the stand-in
+provider, two APIs, two enqueuers, two completers), drives concurrent clients that retry their
+own Idempotency-Key until a final answer, injects faults while the traffic runs (kill -9 of
+APIs, enqueuers and completers; PostgreSQL fast stop/start; Redis stop/start; provider 5xx,
+hangs past STRIPE_TIMEOUT and dropped connections after a charge), lets the system quiesce and
+then checks the invariants independently (SQL, redis-cli, the provider's /_mock/charges):
+
+  1. a key answered 201 has exactly one ride and exactly one provider charge; no request is
+     charged twice; no charge exists without its ride;
+  2. every key ends finished (201 or 402), none locked or unfinished;
+  3. every finished 201 staged exactly one job and that job reached Redis (distinct jids);
+  4. every client's final answer (status and body) equals the stored response of its key.
+
+Prints one summary line and exits 0 only if every invariant holds (1 if one breaks, 2 if the
+harness itself could not run). Every process and server it started is stopped on the way out,
+whatever happens (try/finally, SIGINT/SIGTERM handlers, PR_SET_PDEATHSIG on the children and a
+guardian that stops the servers if this process is killed outright).
+
+Python 3 standard library only. Usage:
+
+  tests/fault/fault_suite.py --profile short --bin-dir build/bin
+  tests/fault/fault_suite.py --profile long --duration 1200 --clients 32 --seed 1234
+"""
+
+import argparse
+import collections
+import ctypes
+import http.client
+import json
+import math
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+import uuid
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+LOCAL_SERVERS = os.path.join(REPO, "scripts", "local-servers.sh")
+STRIPE_KEY = "sk_test_fault_suite"
+
+PROFILES = {
+    # duration: seconds of traffic with faults; fault_rate: extra faults per minute after the
+    # guaranteed one of each kind; give_up: seconds a client keeps retrying one key.
+    "short": dict(duration=75, clients=8, fault_rate=10.0, fast=True, give_up=20.0, quiesce=90.0),
+    "long": dict(duration=1200, clients=32, fault_rate=6.0, fast=False, give_up=30.0, quiesce=180.0),
+}
+
+FAULT_KINDS = [
+    "api_kill_in_flight",  # provider slowed so charges are in flight, then kill -9 of an API
+    "api_kill",  # kill -9 of an API at a random moment
+    "pg_restart",  # PostgreSQL fast stop, down a while, start
+    "redis_restart",  # Redis stopped a while, started on the same port
+    "mock_fail",  # provider answers 5xx
+    "mock_hang",  # provider slower than STRIPE_TIMEOUT
+    "mock_drop",  # provider records the charge, then drops the connection
+    "enqueuer_kill",  # kill -9 of an enqueuer, restart
+    "completer_kill",  # kill -9 of a completer, restart
+]
+
+
+def log(message):
+    sys.stdout.write("[fault_suite %s] %s\n" % (time.strftime("%H:%M:%S"), message))
+    sys.stdout.flush()
+
+
+class HarnessError(Exception):
+    pass
+
+
+class Stop(BaseException):
+    """Raised in the main thread by SIGINT/SIGTERM so that finally blocks clean up."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes
+
+
+_libc = None
+
+
+def _set_pdeathsig():
+    # Runs in the child before exec: die with the thread that spawned us. Every spawn happens on
+    # the main thread, which lives for the whole run.
+    global _libc
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class Daemon:
+    """One of the suite's binaries, started with its own environment, restartable."""
+
+    def __init__(self, name, argv, env, log_dir):
+        self.name = name
+        self.argv = argv
+        self.env = env
+        self.log_path = os.path.join(log_dir, name + ".log")
+        self.proc = None
+        self.starts = 0
+        self.kills = 0
+
+    def start(self):
+        assert threading.current_thread() is threading.main_thread()
+        logfile = open(self.log_path, "ab")
+        logfile.write(("\n==== start %d at %s ====\n" % (self.starts + 1, time.strftime("%H:%M:%S"))).encode())
+        logfile.flush()
+        self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=logfile,
+                                     stderr=subprocess.STDOUT, preexec_fn=_set_pdeathsig)
+        logfile.close()
+        self.starts += 1
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill9(self):
+        if self.alive():
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.kills += 1
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def stop(self, grace=5.0):
+        if not self.alive():
+            return
+        try:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        except OSError:
+            pass
+
+
+def run(argv, env=None, timeout=120, check=True, capture=True):
+    result = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, timeout=timeout,
+                            stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                            stderr=subprocess.PIPE if capture else subprocess.DEVNULL)
+    if check and result.returncode != 0:
+        raise HarnessError("%s failed (exit %d): %s" % (" ".join(argv), result.returncode,
+                                                       (result.stderr or b"").decode(errors="replace")[-2000:]))
+    return result
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_call(port, method, path, body=None, headers=None, timeout=5.0):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        data = response.read()
+        return response.status, dict((k.lower(), v) for k, v in response.getheaders()), data
+    finally:
+        conn.close()
+
+
+def is_sanitized(binary):
+    try:
+        with open(binary, "rb") as f:
+            return b"AddressSanitizer" in f.read()
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Servers (PostgreSQL and Redis in a directory of their own)
+
+
+class Servers:
+    def __init__(self, work_dir, fast):
+        self.dir = os.path.join(work_dir, "servers")
+        os.makedirs(self.dir)
+        self.fast = fast
+        self.started = False
+        self.pg_up = False
+        self.redis_up = False
+        self.pgbin = sorted((d for d in os.listdir("/usr/lib/postgresql")), key=lambda v: [int(x) for x in v.split(".") if x.isdigit()])
+        self.pgbin = os.path.join("/usr/lib/postgresql", self.pgbin[-1], "bin") if self.pgbin else None
+        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+    def start(self):
+        argv = [LOCAL_SERVERS, "start", self.dir] + (["--fast"] if self.fast else [])
+        self.started = True
+        # A guardian outside our process tree: if this harness is killed outright, it stops the
+        # servers (the daemons die with us through PR_SET_PDEATHSIG).
+        # setsid -f forks, so the guardian is nobody's child: CTest's kill of a timed-out test's
+        # process tree does not reach it. It does nothing once the directory is gone.
+        subprocess.run(
+            ["setsid", "-f", "sh", "-c",
+             'while kill -0 "$1" 2>/dev/null; do sleep 1; done; '
+             '[ -f "$3/ports" ] && "$2" stop "$3" >/dev/null 2>&1; exit 0',
+             "guardian", str(os.getpid()), LOCAL_SERVERS, self.dir],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        out = run(argv, timeout=180).stdout.decode()
+        env = {}
+        for line in out.splitlines():
+            if line.startswith("export "):
+                name, _, value = line[len("export "):].partition("=")
+                env[name] = value
+        self.database_url = env["DATABASE_URL"]
+        self.redis_url = env["REDIS_URL"]
+        ports = {}
+        with open(os.path.join(self.dir, "ports")) as f:
+            for line in f:
+                name, _, value = line.strip().partition("=")
+                ports[name] = value
+        self.pg_port = int(ports["PG_PORT"])
+        self.redis_port = int(ports["REDIS_PORT"])
+        self.pg_up = True
+        self.redis_up = True
+
+    # The same options scripts/local-servers.sh starts PostgreSQL with.
+    def pg_options(self):
+        opts = "-p %d -k %s/pg -c listen_addresses=127.0.0.1 -c max_connections=300" % (self.pg_port, self.dir)
+        if self.fast:
+            opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        return opts
+
+    def pg_stop(self):
+        run(self.as_pg + [os.path.join(self.pgbin, "pg_ctl"), "-w", "-t", "60", "-D", os.path.join(self.dir, "pg"),
+                          "-m", "fast", "stop"], timeout=90)
+        self.pg_up = False
+
+    def pg_start(self):
+        for attempt in range(3):
+            result = run(self.as_pg + [os.path.join(self.pgbin, "pg_ctl"), "-w", "-t", "60", "-D",
+                                       os.path.join(self.dir, "pg"), "-l", os.path.join(self.dir, "pg", "server.log"),
+                                       "-o", self.pg_options(), "start"], timeout=90, check=False)
+            if result.returncode == 0:
+                self.pg_up = True
+                return
+            time.sleep(1)
+        raise HarnessError("PostgreSQL did not start again: %s" % result.stderr.decode(errors="replace"))
+
+    def psql(self, sql, timeout=60):
+        result = run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", self.database_url, "-c", sql],
+                     timeout=timeout)
+        return result.stdout.decode()
+
+    def psql_json(self, sql):
+        out = self.psql("SELECT coalesce(json_agg(t), '[]'::json) FROM (%s) t" % sql).strip()
+        return json.loads(out)
+
+    def redis_cli(self, *args, timeout=30, check=True):
+        return run(["redis-cli", "-h", "127.0.0.1", "-p", str(self.redis_port)] + list(args), timeout=timeout,
+                   check=check)
+
+    def redis_stop(self):
+        # Stops the server the way an operator's restart would, saving the dataset first: the
+        # suite's Redis runs without persistence (--save ''), and a job that reached Redis must
+        # still be there when the checker looks.
+        self.redis_cli("SHUTDOWN", "SAVE", check=False)
+        pidfile = os.path.join(self.dir, "redis.pid")
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                with open(pidfile) as f:
+                    pid = int(f.read().strip())
+                os.kill(pid, 0)
+            except (OSError, ValueError):
+                break
+            time.sleep(0.05)
+        self.redis_up = False
+
+    def redis_start(self):
+        # The same arguments scripts/local-servers.sh starts Redis with; --dir holds the dump.
+        run(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "yes", "--pidfile", os.path.join(self.dir, "redis.pid"),
+             "--logfile", os.path.join(self.dir, "redis.log"), "--dir", self.dir], timeout=30)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.redis_cli("PING", check=False).returncode == 0:
+                self.redis_up = True
+                return
+            time.sleep(0.05)
+        raise HarnessError("Redis did not start again on port %d" % self.redis_port)
+
+    def stop(self):
+        if self.started:
+            run([LOCAL_SERVERS, "stop", self.dir], timeout=120, check=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Clients
+
+
+class KeyRecord:
+    __slots__ = ("key", "user", "params", "status", "body", "attempts", "gave_up", "replayed", "first", "last",
+                 "statuses")
+
+    def __init__(self, key, user, params):
+        self.key = key
+        self.user = user
+        self.params = params
+        self.status = None
+        self.body = None
+        self.attempts = 0
+        self.gave_up = False
+        self.replayed = False
+        self.first = time.time()
+        self.last = None
+        self.statuses = collections.Counter()
+
+
+class Traffic:
+    def __init__(self, api_ports, users, clients, seed, give_up, request_timeout):
+        self.api_ports = api_ports
+        self.users = users  # list of (email, customer, token, declines)
+        self.clients = clients
+        self.seed = seed
+        self.give_up = give_up
+        self.request_timeout = request_timeout
+        self.stop_new = threading.Event()
+        self.abort = threading.Event()
+        self.lock = threading.Lock()
+        self.records = []
+        self.requests = 0
+        self.in_flight = 0
+        self.threads = []
+        self.errors = []
+
+    def start(self):
+        for i in range(self.clients):
+            t = threading.Thread(target=self._client, args=(i,), name="client-%d" % i, daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def join(self, timeout):
+        deadline = time.time() + timeout
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.time()))
+        return all(not t.is_alive() for t in self.threads)
+
+    def _client(self, index):
+        rng = random.Random("%s-client-%d" % (self.seed, index))
+        try:
+            while not self.stop_new.is_set() and not self.abort.is_set():
+                self._one_key(rng)
+                # A short think time between rides.
+                self.abort.wait(rng.uniform(0.0, 0.3))
+        except Exception:
+            with self.lock:
+                self.errors.append(traceback.format_exc())
+
+    def _one_key(self, rng):
+        # One user in five declines (the declining customer); the rest pay.
+        declining = [u for u in self.users if u[3]]
+        paying = [u for u in self.users if not u[3]]
+        user = rng.choice(declining) if declining and rng.random() < 0.15 else rng.choice(paying)
+        key = "fault-%s" % uuid.UUID(int=rng.getrandbits(128)).hex
+        params = [("origin_lat", "%.6f" % rng.uniform(-80, 80)), ("origin_lon", "%.6f" % rng.uniform(-170, 170)),
+                  ("target_lat", "%.6f" % rng.uniform(-80, 80)), ("target_lon", "%.6f" % rng.uniform(-170, 170))]
+        body = urllib.parse.urlencode(params)
+        record = KeyRecord(key, user[0], params)
+        with self.lock:
+            self.records.append(record)
+        headers = {"Authorization": "Bearer " + user[2], "Idempotency-Key": key,
+                   "Content-Type": "application/x-www-form-urlencoded"}
+        # Some clients walk away after their first try (an app killed mid-request): the
+        # completer must finish their keys.
+        walk_away = rng.random() < 0.05
+        # Some tap twice: a second request on the same key races the first.
+        double_tap = rng.random() < 0.05
+        attempt = 0
+        while not self.abort.is_set():
+            attempt += 1
+            record.attempts += 1
+            port = rng.choice(self.api_ports)
+            timeout = rng.uniform(0.05, 0.5) if walk_away else self.request_timeout
+            if double_tap and attempt == 1:
+                threading.Thread(target=self._send_quietly, args=(rng.choice(self.api_ports), body, headers),
+                                 daemon=True).start()
+            with self.lock:
+                self.requests += 1
+                self.in_flight += 1
+            try:
+                status, response_headers, data = http_call(port, "POST", "/rides", body, headers, timeout)
+            except (OSError, http.client.HTTPException):
+                status, response_headers, data = None, {}, b""
+            finally:
+                with self.lock:
+                    self.in_flight -= 1
+            record.last = time.time()
+            record.statuses[status] += 1
+            if status is not None and (200 <= status < 300 or (400 <= status < 500 and status != 409)):
+                record.status = status
+                record.body = data
+                record.replayed = response_headers.get("idempotent-replayed") == "true"
+                return
+            if walk_away or time.time() - record.first > self.give_up:
+                record.gave_up = True
+                return
+            # Exponential backoff with full jitter, honouring Retry-After as a floor... of sorts:
+            # a real client waits at least a little, never in step with the others.
+            base = min(2.0, 0.05 * (2 ** min(attempt, 8)))
+            self.abort.wait(rng.uniform(0.02, base))
+
+    def _send_quietly(self, port, body, headers):
+        with self.lock:
+            self.requests += 1
+        try:
+            http_call(port, "POST", "/rides", body, headers, self.request_timeout)
+        except (OSError, http.client.HTTPException):
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# The suite
+
+
+class Suite:
+    def __init__(self, args):
+        self.args = args
+        self.profile = PROFILES[args.profile]
+        self.seed = args.seed
+        self.rng = random.Random("%s-faults" % self.seed)
+        self.bin_dir = os.path.abspath(args.bin_dir)
+        self.work_dir = tempfile.mkdtemp(prefix="rocket-rides-fault.")
+        os.chmod(self.work_dir, 0o755)
+        self.log_dir = os.path.join(self.work_dir, "logs")
+        os.makedirs(self.log_dir)
+        self.servers = Servers(self.work_dir, self.profile["fast"] if args.fast is None else args.fast)
+        self.apis = []
+        self.enqueuers = []
+        self.completers = []
+        self.mock = None
+        self.mock_port = None
+        self.traffic = None
+        self.faults = collections.Counter()
+        self.slow = 1.0
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def binary(self, name, required=True):
+        path = os.path.join(self.bin_dir, name)
+        if not os.access(path, os.X_OK):
+            if required:
+                raise HarnessError("%s not found in %s (build it first)" % (name, self.bin_dir))
+            return None
+        return path
+
+    def base_env(self):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("DATABASE_", "REDIS_", "STRIPE_", "COMPLETER_", "ENQUEUER_", "REAPER_",
+                                    "IDEMPOTENCY_", "MOCK_", "API_", "PORT", "METRICS_", "LOCAL_SERVERS"))}
+        env.update({"DATABASE_URL": self.servers.database_url, "REDIS_URL": self.servers.redis_url,
+                    "STRIPE_API_KEY": STRIPE_KEY, "STRIPE_API_BASE": "http://127.0.0.1:%d" % self.mock_port,
+                    "STRIPE_TIMEOUT": "1", "IDEMPOTENCY_KEY_LOCK_TIMEOUT": "3"})
+        # Sanitizer reports at exit are not this suite's subject; kill -9 leaves none anyway.
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+        if "detect_leaks=1" in env["ASAN_OPTIONS"]:
+            env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
+        return env
+
+    def setup(self):
+        api = self.binary("rocket-rides-api")
+        mock = self.binary("rocket-rides-stripe-mock")
+        missing_ok = self.args.allow_missing_daemons
+        enqueuer = self.binary("rocket-rides-enqueuer", required=not missing_ok)
+        completer = self.binary("rocket-rides-completer", required=not missing_ok)
+        if is_sanitized(api):
+            self.slow = 2.0
+            log("sanitized binaries: timeouts doubled")
+
+        log("starting PostgreSQL and Redis in %s" % self.servers.dir)
+        self.servers.start()
+        log("PostgreSQL on %d, Redis on %d" % (self.servers.pg_port, self.servers.redis_port))
+
+        self.mock_port = free_port()
+        env = self.base_env()
+        run([api, "migrate"], env=env, timeout=120 * self.slow)
+
+        mock_env = dict(env, PORT=str(self.mock_port), MOCK_SEED=str(self.seed % (2 ** 62)))
+        self.mock = Daemon("stripe-mock", [mock], mock_env, self.log_dir)
+        self.mock.start()
+        self.wait_http(self.mock_port, "/_mock/stats", self.mock)
+
+        self.users = []
+        customers = [("cus_fault_a", False), ("cus_fault_b", False), ("cus_fault_c", False),
+                     ("cus_fault_declined", True)]
+        for i, (customer, declines) in enumerate(customers):
+            email = "fault-%d-%d@example.com" % (i, self.seed % 100000)
+            out = run([api, "user", "create", "--email", email, "--stripe-customer", customer], env=env,
+                      timeout=60 * self.slow).stdout.decode().strip().splitlines()
+            if not out:
+                raise HarnessError("user create printed no token")
+            self.users.append((email, customer, out[-1].strip(), declines))
+        self.user_ids = {row["email"]: row["id"] for row in self.servers.psql_json("SELECT id, email FROM users")}
+
+        for i in range(2):
+            port = free_port()
+            d = Daemon("api-%d" % (i + 1), [api], dict(env, PORT=str(port), SHUTDOWN_TIMEOUT="5"), self.log_dir)
+            d.port = port
+            d.start()
+            self.apis.append(d)
+        for d in self.apis:
+            self.wait_http(d.port, "/healthz", d)
+
+        daemon_env = dict(env, ENQUEUER_IDLE_SLEEP="1", ENQUEUER_MAX_BACKOFF="2", COMPLETER_MIN_AGE="2",
+                          COMPLETER_LAST_RUN_THRESHOLD="1", COMPLETER_IDLE_SLEEP="1", COMPLETER_MAX_BACKOFF="2",
+                          SHUTDOWN_TIMEOUT="5")
+        if enqueuer:
+            for i in range(2):
+                d = Daemon("enqueuer-%d" % (i + 1), [enqueuer], daemon_env, self.log_dir)
+                d.start()
+                self.enqueuers.append(d)
+        else:
+            log("WARNING: rocket-rides-enqueuer missing: enqueuer faults and invariant 3 are skipped")
+        if completer:
+            for i in range(2):
+                d = Daemon("completer-%d" % (i + 1), [completer], daemon_env, self.log_dir)
+                d.start()
+                self.completers.append(d)
+        else:
+            log("WARNING: rocket-rides-completer missing: completer faults are skipped")
+        time.sleep(0.5)
+        for d in self.enqueuers + self.completers:
+            if not d.alive():
+                raise HarnessError("%s exited at start (see %s)" % (d.name, d.log_path))
+
+    def wait_http(self, port, path, daemon, timeout=30.0):
+        deadline = time.time() + timeout * self.slow
+        while time.time() < deadline:
+            if daemon is not None and not daemon.alive():
+                raise HarnessError("%s exited at start (see %s)" % (daemon.name, daemon.log_path))
+            try:
+                status, _, _ = http_call(port, "GET", path, timeout=2)
+                if status == 200:
+                    return
+            except (OSError, http.client.HTTPException):
+                pass
+            time.sleep(0.05)
+        raise HarnessError("%s did not answer %s on port %d" % (daemon.name if daemon else "?", path, port))
+
+    def mock_config(self, **settings):
+        body = json.dumps(settings)
+        for _ in range(50):
+            try:
+                status, _, data = http_call(self.mock_port, "POST", "/_mock/config", body,
+                                            {"Content-Type": "application/json"}, timeout=5)
+                if status == 200:
+                    return
+                raise HarnessError("mock config %s: %d %s" % (body, status, data[:200]))
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.1)
+        raise HarnessError("mock config %s failed" % body)
+
+    # -- faults ---------------------------------------------------------------------------------
+
+    def available_kinds(self):
+        kinds = list(FAULT_KINDS)
+        if not self.enqueuers:
+            kinds.remove("enqueuer_kill")
+        if not self.completers:
+            kinds.remove("completer_kill")
+        return kinds
+
+    def inject(self, kind):
+        rng = self.rng
+        self.faults[kind] += 1
+        if kind in ("api_kill", "api_kill_in_flight"):
+            api = rng.choice(self.apis)
+            if kind == "api_kill_in_flight":
+                # Charges take most of STRIPE_TIMEOUT: many are in flight when the process dies,
+                # and the provider records them after it is gone.
+                self.mock_config(latency_ms=rng.randint(500, 900))
+                time.sleep(rng.uniform(0.6, 1.5))
+            else:
+                time.sleep(rng.uniform(0.0, 1.0))
+            log("fault: kill -9 %s (pid %d) with %d client requests in flight" % (
+                api.name, api.proc.pid, self.traffic.in_flight))
+            api.kill9()
+            if kind == "api_kill_in_flight":
+                time.sleep(rng.uniform(0.2, 1.0))
+                self.mock_config(latency_ms=0)
+            time.sleep(rng.uniform(0.3, 2.0))
+            api.start()
+            self.wait_http(api.port, "/healthz", api)
+        elif kind == "pg_restart":
+            down = rng.uniform(1.0, 4.0)
+            log("fault: PostgreSQL fast stop for %.1fs" % down)
+            self.servers.pg_stop()
+            time.sleep(down)
+            self.servers.pg_start()
+        elif kind == "redis_restart":
+            down = rng.uniform(2.0, 5.0)
+            log("fault: Redis stopped for %.1fs" % down)
+            self.servers.redis_stop()
+            time.sleep(down)
+            self.servers.redis_start()
+        elif kind in ("mock_fail", "mock_hang", "mock_drop"):
+            length = rng.uniform(2.0, 5.0)
+            if kind == "mock_fail":
+                setting = dict(failure_rate=round(rng.uniform(0.3, 0.9), 2))
+            elif kind == "mock_hang":
+                setting = dict(latency_ms=rng.randint(1200, 2500))
+            else:
+                setting = dict(drop_rate=round(rng.uniform(0.3, 0.9), 2))
+            log("fault: provider %s for %.1fs" % (json.dumps(setting), length))
+            self.mock_config(**setting)
+            time.sleep(length)
+            self.mock_config(failure_rate=0, latency_ms=0, drop_rate=0)
+        elif kind in ("enqueuer_kill", "completer_kill"):
+            group = self.enqueuers if kind == "enqueuer_kill" else self.completers
+            d = rng.choice(group)
+            log("fault: kill -9 %s (pid %d)" % (d.name, d.proc.pid))
+            d.kill9()
+            time.sleep(rng.uniform(0.3, 2.0))
+            d.start()
+        else:
+            raise AssertionError(kind)
+
+    def run_faults(self, duration):
+        start = time.time()
+        end = start + duration
+        kinds = self.available_kinds()
+        # Every kind once, in a random order, spread over the run; then random ones at the rate.
+        plan = list(kinds)
+        self.rng.shuffle(plan)
+        time.sleep(min(3.0, duration / 10))
+        slot = max(1.0, (duration * 0.8) / max(1, len(plan)))
+        for kind in plan:
+            slot_start = time.time()
+            self.check_daemons()
+            self.inject(kind)
+            remaining = slot - (time.time() - slot_start)
+            time.sleep(max(0.3, self.rng.uniform(0.3, max(0.3, remaining))))
+            if time.time() > end + 30:
+                break
+        while True:
+            gap = self.rng.expovariate(max(0.01, self.args.fault_rate) / 60.0)
+            if time.time() + gap + 6 > end:
+                break
+            time.sleep(gap)
+            self.check_daemons()
+            self.inject(self.rng.choice(kinds))
+        time.sleep(max(0.0, end - time.time()))
+
+    def check_daemons(self):
+        # A daemon that died by itself (not by our kill -9) is a finding; bring it back so the
+        # run can go on, and say so.
+        for d in self.apis + self.enqueuers + self.completers + [self.mock]:
+            if not d.alive():
+                code = d.proc.returncode if d.proc else None
+                self.unexpected_exits.append("%s exited with %s" % (d.name, code))
+                log("WARNING: %s exited by itself with %s (see %s)" % (d.name, code, d.log_path))
+                if d is self.mock:
+                    raise HarnessError("the provider stand-in died; its state is lost")
+                d.start()
+                if d in self.apis:
+                    self.wait_http(d.port, "/healthz", d)
+
+    # -- quiescence and checks ------------------------------------------------------------------
+
+    def quiesce(self, timeout):
+        self.mock_config(failure_rate=0, latency_ms=0, drop_rate=0)
+        if not self.servers.pg_up:
+            self.servers.pg_start()
+        if not self.servers.redis_up:
+            self.servers.redis_start()
+        self.check_daemons()
+        deadline = time.time() + timeout
+        last = None
+        while time.time() < deadline:
+            try:
+                row = self.servers.psql(
+                    "SELECT (SELECT count(*) FROM idempotency_keys WHERE recovery_point <> 'finished' "
+                    "OR locked_at IS NOT NULL), (SELECT count(*) FROM staged_jobs)").strip()
+                unfinished, staged = (int(x) for x in row.split("|"))
+                last = (unfinished, staged)
+                if unfinished == 0 and (staged == 0 or not self.enqueuers):
+                    return True
+            except (HarnessError, subprocess.TimeoutExpired, ValueError):
+                pass
+            time.sleep(0.5)
+            self.check_daemons()
+        log("quiesce timed out after %.0fs: unfinished keys=%s staged_jobs=%s" % (timeout, last and last[0],
+                                                                                  last and last[1]))
+        return False
+
+    def check(self):
+        findings = collections.defaultdict(list)
+        keys = self.servers.psql_json(
+            "SELECT id, user_id, idempotency_key, recovery_point, locked_at IS NOT NULL AS locked, "
+            "response_code, response_body, payment_idempotency_key FROM idempotency_keys")
+        rides = self.servers.psql_json("SELECT id, idempotency_key_id, stripe_charge_id FROM rides")
+        staged = self.servers.psql_json("SELECT jid FROM staged_jobs")
+        status, _, data = http_call(self.mock_port, "GET", "/_mock/charges", timeout=30)
+        if status != 200:
+            raise HarnessError("GET /_mock/charges answered %d" % status)
+        charges = json.loads(data)
+        status, _, data = http_call(self.mock_port, "GET", "/_mock/stats", timeout=30)
+        stats = json.loads(data)
+
+        keys_by_id = {k["id"]: k for k in keys}
+        keys_by_user_key = {(k["user_id"], k["idempotency_key"]): k for k in keys}
+        keys_by_payment = {k["payment_idempotency_key"]: k for k in keys}
+        rides_by_key = collections.defaultdict(list)
+        for r in rides:
+            if r["idempotency_key_id"] is not None:
+                rides_by_key[r["idempotency_key_id"]].append(r)
+        rides_by_id = {r["id"]: r for r in rides}
+        charges_by_payment = collections.defaultdict(list)
+        charges_by_request = collections.defaultdict(list)
+        for c in charges:
+            charges_by_payment[c["idempotency_key"]].append(c)
+            desc = c.get("description", "")
+            prefix = "Rocket Rides ride (request "
+            if desc.startswith(prefix) and desc.endswith(")"):
+                try:
+                    charges_by_request[int(desc[len(prefix):-1])].append(c)
+                except ValueError:
+                    pass
+
+        # 1. Exactly one charge per paid request, none twice, none without a ride.
+        duplicates = 0
+        for payment_key, group in charges_by_payment.items():
+            if len(group) > 1:
+                duplicates += len(group) - 1
+                findings["duplicates"].append("payment key %s charged %d times" % (payment_key, len(group)))
+        for key_id, group in charges_by_request.items():
+            payment_keys = {c["idempotency_key"] for c in group}
+            if len(payment_keys) > 1:
+                duplicates += len(payment_keys) - 1
+                findings["duplicates"].append("request %d charged under %d payment keys" % (key_id, len(payment_keys)))
+        orphan_charges = 0
+        for c in charges:
+            k = keys_by_payment.get(c["idempotency_key"])
+            ride_charges = [r for r in rides_by_key.get(k["id"], [])] if k else []
+            if k is None or not any(r["stripe_charge_id"] == c["id"] for r in ride_charges):
+                orphan_charges += 1
+                findings["orphan_charges"].append("charge %s (payment key %s) has no ride recording it"
+                                                  % (c["id"], c["idempotency_key"]))
+            elif k["response_code"] != 201:
+                orphan_charges += 1
+                findings["orphan_charges"].append("charge %s belongs to key %d answered %s"
+                                                  % (c["id"], k["id"], k["response_code"]))
+        bad_rides = 0
+        for k in keys:
+            mine = rides_by_key.get(k["id"], [])
+            if k["response_code"] == 201:
+                paid = charges_by_payment.get(k["payment_idempotency_key"], [])
+                if len(mine) != 1 or len(paid) != 1 or mine[0]["stripe_charge_id"] != paid[0]["id"]:
+                    bad_rides += 1
+                    findings["bad_rides"].append("key %d (201): %d rides, %d charges, ride charge %s" % (
+                        k["id"], len(mine), len(paid), mine[0]["stripe_charge_id"] if mine else None))
+            elif k["response_code"] == 402:
+                if any(r["stripe_charge_id"] for r in mine) or charges_by_payment.get(k["payment_idempotency_key"]):
+                    bad_rides += 1
+                    findings["bad_rides"].append("key %d (402) has a charge" % k["id"])
+            if len(mine) > 1:
+                bad_rides += 1
+                findings["bad_rides"].append("key %d has %d rides" % (k["id"], len(mine)))
+
+        # 2. Every key finished with 201 or 402, none locked.
+        stuck = [k for k in keys if k["recovery_point"] != "finished" or k["locked"]
+                 or k["response_code"] not in (201, 402)]
+        for k in stuck:
+            findings["stuck_keys"].append("key %d %s: recovery_point=%s locked=%s response_code=%s" % (
+                k["id"], k["idempotency_key"], k["recovery_point"], k["locked"], k["response_code"]))
+
+        # 3. One staged job per finished 201, every one in Redis (distinct jids; re-pushes allowed).
+        lost_jobs = 0
+        duplicate_jobs = 0
+        redis_jobs = 0
+        paid_keys = [k for k in keys if k["response_code"] == 201]
+        if self.enqueuers:
+            out = self.servers.redis_cli("--raw", "LRANGE", "queue:default", "0", "-1", timeout=120).stdout.decode()
+            jids_by_ride = collections.defaultdict(set)
+            jids = set()
+            bad_payloads = 0
+            for line in out.splitlines():
+                line = line.strip()
+                if not line:
+                    continue
+                redis_jobs += 1
+                try:
+                    job = json.loads(line)
+                    jids.add(job["jid"])
+                    args = job.get("args") or [{}]
+                    ride_id = args[0].get("ride_id") if isinstance(args[0], dict) else None
+                    jids_by_ride[ride_id].add(job["jid"])
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    bad_payloads += 1
+            if bad_payloads:
+                findings["bad_jobs"].append("%d payloads in queue:default are not Sidekiq JSON with a jid" % bad_payloads)
+            for row in staged:
+                findings["lost_jobs"].append("jid %s still in staged_jobs" % row["jid"])
+            for k in paid_keys:
+                mine = rides_by_key.get(k["id"], [])
+                got = set().union(*(jids_by_ride.get(r["id"], set()) for r in mine)) if mine else set()
+                if not got:
+                    lost_jobs += 1
+                    findings["lost_jobs"].append("key %d (ride %s): no job in Redis" % (
+                        k["id"], [r["id"] for r in mine]))
+                elif len(got) > 1:
+                    duplicate_jobs += len(got) - 1
+                    findings["duplicate_jobs"].append("key %d: %d distinct jids %s" % (k["id"], len(got), sorted(got)))
+            for ride_id, group in jids_by_ride.items():
+                r = rides_by_id.get(ride_id)
+                k = keys_by_id.get(r["idempotency_key_id"]) if r else None
+                if k is None or k["response_code"] != 201:
+                    duplicate_jobs += len(group)
+                    findings["duplicate_jobs"].append("jobs %s for ride %s, which has no 201 key" % (sorted(group), ride_id))
+            if len(jids) < len(paid_keys):
+                lost_jobs = max(lost_jobs, len(paid_keys) - len(jids))
+            lost_jobs = max(lost_jobs, len(staged))
+        self.redis_jobs = redis_jobs
+
+        # 4. Each final answer equals what its key stores.
+        mismatched = 0
+        unexpected = 0
+        answered = 0
+        gave_up = 0
+        for rec in self.traffic.records:
+            if rec.status is None:
+                gave_up += 1
+                continue
+            answered += 1
+            if rec.status not in (201, 402):
+                unexpected += 1
+                findings["unexpected_answers"].append("key %s: final answer %d %r" % (
+                    rec.key, rec.status, rec.body[:300]))
+            k = keys_by_user_key.get((self.user_ids[rec.user], rec.key))
+            if k is None:
+                mismatched += 1
+                findings["mismatched_answers"].append("key %s answered %d but has no row" % (rec.key, rec.status))
+                continue
+            stored = (k["response_body"] or "").encode()
+            if k["response_code"] != rec.status or stored != rec.body:
+                mismatched += 1
+                findings["mismatched_answers"].append("key %s: client got %d %r, stored %s %r" % (
+                    rec.key, rec.status, rec.body[:200], k["response_code"], stored[:200]))
+        client_keys = {(self.user_ids[r.user], r.key) for r in self.traffic.records}
+        foreign = [k for k in keys if (k["user_id"], k["idempotency_key"]) not in client_keys]
+        for k in foreign:
+            findings["foreign_keys"].append("key row %d %s was never sent" % (k["id"], k["idempotency_key"]))
+
+        statuses = collections.Counter()
+        for rec in self.traffic.records:
+            statuses.update(rec.statuses)
+        result = collections.OrderedDict()
+        result["requests"] = self.traffic.requests
+        result["keys"] = len(self.traffic.records)
+        result["answered"] = answered
+        result["abandoned"] = gave_up
+        result["replayed_answers"] = sum(1 for r in self.traffic.records if r.replayed)
+        result["created"] = sum(1 for k in keys if k["response_code"] == 201)
+        result["declined"] = sum(1 for k in keys if k["response_code"] == 402)
+        result["faults"] = sum(self.faults.values())
+        result["charges"] = len(charges)
+        result["jobs_in_redis"] = redis_jobs
+        result["duplicates"] = duplicates
+        result["orphan_charges"] = orphan_charges
+        result["bad_rides"] = bad_rides
+        result["lost_jobs"] = lost_jobs
+        result["duplicate_jobs"] = duplicate_jobs
+        result["stuck_keys"] = len(stuck)
+        result["mismatched_answers"] = mismatched
+        result["unexpected_answers"] = unexpected
+        result["unexpected_exits"] = len(self.unexpected_exits)
+        for e in self.unexpected_exits:
+            findings["unexpected_exits"].append(e)
+        return result, findings, statuses, stats
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def run(self):
+        args = self.args
+        self.unexpected_exits = []
+        started = time.time()
+        self.setup()
+        log("setup took %.1fs; traffic for %ds with %d clients, fault rate %.1f/min" % (
+            time.time() - started, args.duration, args.clients, args.fault_rate))
+        request_timeout = 5.0 * self.slow
+        self.traffic = Traffic([d.port for d in self.apis], self.users, args.clients, self.seed,
+                               self.profile["give_up"] * self.slow, request_timeout)
+        self.traffic.start()
+        self.run_faults(args.duration)
+        self.traffic.stop_new.set()
+        log("faults stopped (%s); waiting for clients to reach an answer or give up" % dict(self.faults))
+        # Clients stop at their give-up bound; the provider is healthy again from here on.
+        self.mock_config(failure_rate=0, latency_ms=0, drop_rate=0)
+        if not self.traffic.join(self.profile["give_up"] * self.slow + request_timeout + 30):
+            log("WARNING: clients still running; aborting them")
+            self.traffic.abort.set()
+            self.traffic.join(request_timeout + 5)
+        if self.traffic.errors:
+            raise HarnessError("client thread failed:\n" + "\n".join(self.traffic.errors))
+        log("traffic done after %.1fs; quiescing" % (time.time() - started))
+        q_started = time.time()
+        quiet = self.quiesce(self.profile["quiesce"] * self.slow)
+        log("quiesced=%s in %.1fs" % (quiet, time.time() - q_started))
+        result, findings, statuses, stats = self.check()
+        log("client statuses: %s" % ", ".join("%s=%d" % (s if s is not None else "no_answer", n)
+                                              for s, n in sorted(statuses.items(), key=lambda x: str(x[0]))))
+        log("provider stats: %s" % json.dumps(stats))
+        log("faults: %s" % ", ".join("%s=%d" % kv for kv in sorted(self.faults.items())))
+        for kind in self.available_kinds():
+            if self.faults[kind] == 0:
+                findings["coverage"].append("fault %s never injected" % kind)
+        failed = bool(findings)
+        for name, items in sorted(findings.items()):
+            log("FINDING %s (%d):" % (name, len(items)))
+            for item in items[:20]:
+                log("  " + item)
+        summary = " ".join("%s=%s" % kv for kv in result.items())
+        print("%s seed=%d elapsed=%.0fs result=%s" % (summary, self.seed, time.time() - started,
+                                                       "FAIL" if failed else "PASS"))
+        sys.stdout.flush()
+        return 1 if failed else 0
+
+    def cleanup(self, keep):
+        for d in self.apis + self.enqueuers + self.completers + ([self.mock] if self.mock else []):
+            try:
+                d.stop(grace=5.0)
+            except Exception:
+                pass
+        try:
+            self.servers.stop()
+        except Exception as e:
+            log("stopping servers: %s" % e)
+        if keep:
+            log("logs kept in %s" % self.work_dir)
+        else:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="short")
+    parser.add_argument("--duration", type=float, help="seconds of traffic under faults")
+    parser.add_argument("--clients", type=int, help="concurrent clients")
+    parser.add_argument("--fault-rate", type=float, help="faults per minute after one of each kind")
+    parser.add_argument("--seed", type=int, help="random seed (printed; pass it again to replay a run)")
+    parser.add_argument("--bin-dir", default=os.path.join(REPO, "build", "bin"))
+    fast = parser.add_mutually_exclusive_group()
+    fast.add_argument("--fast", dest="fast", action="store_true", default=None,
+                      help="PostgreSQL without fsync (default for the short profile)")
+    fast.add_argument("--durable", dest="fast", action="store_false", help="PostgreSQL with durable commits")
+    parser.add_argument("--keep", action="store_true", help="keep the logs directory even when the run passes")
+    parser.add_argument("--allow-missing-daemons", action="store_true",
+                        help="run without the enqueuer or the completer if they are not built")
+    args = parser.parse_args(argv)
+    profile = PROFILES[args.profile]
+    if args.duration is None:
+        args.duration = profile["duration"]
+    if args.clients is None:
+        args.clients = profile["clients"]
+    if args.fault_rate is None:
+        args.fault_rate = profile["fault_rate"]
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1, 2 ** 31)
+    if args.duration < 20 or args.clients < 1:
+        parser.error("--duration must be at least 20 seconds and --clients at least 1")
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    print("fault_suite profile=%s seed=%d duration=%.0f clients=%d fault_rate=%.1f bin_dir=%s" % (
+        args.profile, args.seed, args.duration, args.clients, args.fault_rate, os.path.abspath(args.bin_dir)))
+    print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s" % (
+        os.path.relpath(os.path.abspath(__file__)), args.profile, args.seed, args.duration, args.clients,
+        args.fault_rate, os.path.abspath(args.bin_dir)))
+    sys.stdout.flush()
+
+    def on_signal(signum, _frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Stop("signal %d" % signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    suite = Suite(args)
+    code = 2
+    try:
+        code = suite.run()
+    except Stop as e:
+        log("stopped by %s; cleaning up" % e)
+        code = 130
+    except HarnessError as e:
+        log("HARNESS ERROR: %s" % e)
+        code = 2
+    except Exception:
+        log("HARNESS ERROR:\n" + traceback.format_exc())
+        code = 2
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if suite.traffic is not None:
+            suite.traffic.abort.set()
+        suite.cleanup(keep=args.keep or code != 0)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
