@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(bad_parameters_are_422_and_create_no_key) {
 }
 
 BOOST_AUTO_TEST_CASE(malformed_or_non_object_json_is_400) {
-  for (const std::string& body : {"{\"origin_lat\":", "[1,2,3]", "\"text\"", "", "{\"origin_lat\":NaN}"}) {
+  for (const char* body : {"{\"origin_lat\":", "[1,2,3]", "\"text\"", "", "{\"origin_lat\":NaN}"}) {
     auto r = post_ride(new_key(), body, kJson);
     BOOST_TEST(r.status == 400, body << " -> " << r.body);
   }

@@ -106,31 +106,35 @@ std::uint16_t Environment::port(const std::string& name, std::optional<std::uint
   return static_cast<std::uint16_t>(*value);
 }
 
-double Environment::decimal(const std::string& name, double fallback, double min, double max) const {
-  auto text = get(name);
+namespace {
+
+// `unit` words the error: "" for plain numbers, " seconds" for durations.
+double bounded_decimal(const std::string& name, const std::optional<std::string>& text, double fallback, double min,
+                       double max, const char* unit) {
   if (!text) return fallback;
   auto value = parse_finite_decimal(*text);
-  if (!value) throw ConfigError(name, "must be a decimal number, got \"" + *text + "\"");
+  if (!value) {
+    throw ConfigError(name, std::string("must be a ") + (*unit ? "number of seconds" : "decimal number") +
+                                ", got \"" + *text + "\"");
+  }
   if (*value < min || *value > max) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "must be between %g and %g, got %s", min, max, text->c_str());
+    std::snprintf(buf, sizeof buf, "must be between %g and %g%s, got %s", min, max, unit, text->c_str());
     throw ConfigError(name, buf);
   }
   return *value;
 }
 
+}  // namespace
+
+double Environment::decimal(const std::string& name, double fallback, double min, double max) const {
+  return bounded_decimal(name, get(name), fallback, min, max, "");
+}
+
 std::chrono::milliseconds Environment::seconds(const std::string& name, double fallback, double min,
                                                double max) const {
-  auto text = get(name);
-  if (!text) return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(fallback * 1000.0)));
-  auto value = parse_finite_decimal(*text);
-  if (!value) throw ConfigError(name, "must be a number of seconds, got \"" + *text + "\"");
-  if (*value < min || *value > max) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "must be between %g and %g seconds, got %s", min, max, text->c_str());
-    throw ConfigError(name, buf);
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*value * 1000.0)));
+  double value = bounded_decimal(name, get(name), fallback, min, max, " seconds");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000.0)));
 }
 
 std::string Environment::url(const std::string& name, std::optional<std::string> fallback,

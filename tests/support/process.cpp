@@ -62,6 +62,38 @@ std::string read_all(int fd) {
   return out;
 }
 
+// Forks and execs with stdout to `out_path` and stderr to `err_path` (the same file when equal).
+// Everything is allocated before fork: a test may have threads, and only async-signal-safe calls
+// are allowed in the child.
+pid_t spawn(const std::vector<std::string>& argv, const EnvChanges& env, const std::string& out_path,
+            const std::string& err_path) {
+  auto args = argv;
+  auto envs = build_environment(env);
+  auto cargs = c_strings(args);
+  auto cenv = c_strings(envs);
+  bool shared = out_path == err_path;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+    int err = shared ? out : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(out, 1);
+    dup2(err, 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    execve(cargs[0], cargs.data(), cenv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string take_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  std::string text = fd >= 0 ? read_all(fd) : "";
+  if (fd >= 0) ::close(fd);
+  ::unlink(path.c_str());
+  return text;
+}
+
 }  // namespace
 
 std::string binary(const std::string& name) { return std::string(ROCKET_RIDES_BIN_DIR) + "/" + name; }
@@ -85,52 +117,19 @@ std::uint16_t free_port() {
 CommandResult run_command(const std::vector<std::string>& argv, const EnvChanges& env) {
   std::string out_path = "/tmp/rr-cmd-" + random_suffix() + ".out";
   std::string err_path = out_path + ".err";
-  auto args = argv;
-  auto envs = build_environment(env);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(out, 1);
-    dup2(err, 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
-    auto cargs = c_strings(args);
-    auto cenv = c_strings(envs);
-    execve(cargs[0], cargs.data(), cenv.data());
-    _exit(127);
-  }
+  pid_t pid = spawn(argv, env, out_path, err_path);
   int status = 0;
   waitpid(pid, &status, 0);
   CommandResult result;
   result.exit_code = decode_status(status);
-  int fd = ::open(out_path.c_str(), O_RDONLY);
-  result.out = read_all(fd);
-  ::close(fd);
-  fd = ::open(err_path.c_str(), O_RDONLY);
-  result.err = read_all(fd);
-  ::close(fd);
-  ::unlink(out_path.c_str());
-  ::unlink(err_path.c_str());
+  result.out = take_file(out_path);
+  result.err = take_file(err_path);
   return result;
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const EnvChanges& env) {
   output_path_ = "/tmp/rr-child-" + random_suffix() + ".log";
-  auto args = argv;
-  auto envs = build_environment(env);
-  pid_ = fork();
-  if (pid_ == 0) {
-    int out = ::open(output_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
-    dup2(out, 1);
-    dup2(out, 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
-    auto cargs = c_strings(args);
-    auto cenv = c_strings(envs);
-    execve(cargs[0], cargs.data(), cenv.data());
-    _exit(127);
-  }
+  pid_ = spawn(argv, env, output_path_, output_path_);
 }
 
 ChildProcess::~ChildProcess() {
