@@ -2,6 +2,8 @@
 // through the API's own runner and flow, failures are recorded per key, races charge once.
 #include <boost/test/unit_test.hpp>
 #include <csignal>
+#include <cstdio>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -362,18 +364,45 @@ BOOST_AUTO_TEST_CASE(a_bad_completer_min_age_exits_2_naming_the_variable) {
 
 BOOST_AUTO_TEST_CASE(sigterm_stops_the_daemon_with_status_0) {
   RideFixture f;
-  rr::test::ChildProcess daemon({rr::test::binary("rocket-rides-completer")}, {{"DATABASE_URL", f.db.url()},
-                                                                               {"STRIPE_API_BASE", f.stripe.base_url()},
-                                                                               {"STRIPE_API_KEY", "sk_test_rocket"},
-                                                                               {"COMPLETER_IDLE_SLEEP", "30"}});
-  // An idle pass has run once the loop is sleeping; give it a moment to get there.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  BOOST_TEST(daemon.running());
+  // libpqxx 6.4 leaks the PGresult of a statement that meets a dropped connection (it throws
+  // "Could not obtain client encoding" before wrapping the result): a third-party leak of ~2 KB
+  // per outage, suppressed for this child only so LeakSanitizer still checks everything else.
+  std::string suppressions = "/tmp/rr-completer-lsan-" + rr::test::random_suffix() + ".supp";
+  {
+    std::ofstream file(suppressions);
+    file << "leak:pqxx::connection_base::exec_prepared\n";
+  }
+  rr::test::ChildProcess daemon({rr::test::binary("rocket-rides-completer")},
+                                {{"DATABASE_URL", f.db.url()},
+                                 {"STRIPE_API_BASE", f.stripe.base_url()},
+                                 {"STRIPE_API_KEY", "sk_test_rocket"},
+                                 {"COMPLETER_IDLE_SLEEP", "0.1"},
+                                 {"LSAN_OPTIONS", "suppressions=" + suppressions}});
+  // The daemon's connection is open once a pass has run; a server restart drops it.
+  bool connected = false;
+  for (int i = 0; i < 100 && !connected; ++i) {
+    connected = f.db.scalar(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+                    "pid <> pg_backend_pid() AND application_name = ''") != "0";
+    if (!connected) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  BOOST_REQUIRE(connected);
+  f.db.scalar(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+      "AND pid <> pg_backend_pid()");
+  BOOST_TEST(daemon.wait_for_output("completer pass failed", std::chrono::seconds(10)), daemon.output());
+  BOOST_TEST(daemon.wait_for_output("completer recovered", std::chrono::seconds(10)), daemon.output());
+  // And it still works: an abandoned key is finished after the outage.
+  auto id = insert_key(f.db, f.user_id, new_key());
+  bool done = false;
+  for (int i = 0; i < 100 && !done; ++i) {
+    done = key_state(f.db, id) == "finished 201 0 unlocked";
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  BOOST_TEST(done, key_state(f.db, id) << daemon.output());
   daemon.signal(SIGTERM);
-  auto status = daemon.wait(std::chrono::seconds(10));
-  BOOST_REQUIRE(status.has_value());
-  BOOST_TEST(*status == 0, daemon.output());
-  BOOST_TEST(daemon.output().find("completer stopping") != std::string::npos, daemon.output());
+  BOOST_TEST(daemon.wait(std::chrono::seconds(10)).value_or(-1) == 0, daemon.output());
+  std::remove(suppressions.c_str());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

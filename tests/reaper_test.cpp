@@ -1,14 +1,18 @@
 // The reaper against a real database: keys past the horizon go in short batches, rides stay, keys
 // that never finished are archived first, and nothing another transaction holds is waited for.
+#include <algorithm>
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <csignal>
+#include <future>
 #include <thread>
 
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/maintenance/reaper.hpp"
 #include "support/process.hpp"
+#include "support/ride_fixture.hpp"
 #include "support/test_database.hpp"
 
 using rr::maintenance::Reaper;
@@ -223,6 +227,58 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_the_daemon_with_status_0) {
   BOOST_REQUIRE(status.has_value());
   BOOST_TEST(*status == 0, daemon.output());
   BOOST_TEST(daemon.output().find("reaper stopping") != std::string::npos, daemon.output());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(reaper_under_load)
+
+BOOST_AUTO_TEST_CASE(reaping_100000_old_keys_never_holds_up_the_api_for_more_than_a_batch) {
+  using std::chrono::milliseconds;
+  using clock = std::chrono::steady_clock;
+  rr::test::RideFixture f;
+  f.db.scalar(
+      "INSERT INTO idempotency_keys (idempotency_key, request_method, request_params, request_path, recovery_point, "
+      "response_code, response_body, user_id, created_at, last_run_at, locked_at) "
+      "SELECT 'bulk-key-' || lpad(g::text, 12, '0'), 'POST', '{}'::jsonb, '/rides', 'finished', 201, '{}', " +
+      std::to_string(f.user_id) + ", now() - interval '4 days', now() - interval '4 days', NULL " +
+      "FROM generate_series(1, 100000) g");
+
+  std::atomic<bool> reaping{true};
+  auto reaper_run = std::async(std::launch::async, [&] {
+    Reaper reaper(f.app->pool(), {});
+    std::pair<int, milliseconds> batches_and_longest{0, milliseconds{0}};
+    for (;;) {
+      auto start = clock::now();
+      auto report = reaper.run_once();
+      auto took = std::chrono::duration_cast<milliseconds>(clock::now() - start);
+      ++batches_and_longest.first;
+      batches_and_longest.second = std::max(batches_and_longest.second, took);
+      if (!report.full_batch(1000)) break;
+    }
+    reaping = false;
+    return batches_and_longest;
+  });
+
+  // The API keeps taking new rides (new keys, inserts into the same table) the whole time.
+  std::vector<milliseconds> latencies;
+  std::vector<int> statuses;
+  while (reaping) {
+    auto start = clock::now();
+    statuses.push_back(f.post_ride(rr::test::new_key()).status);
+    latencies.push_back(std::chrono::duration_cast<milliseconds>(clock::now() - start));
+  }
+  auto [batches, longest_batch] = reaper_run.get();
+  BOOST_TEST(batches == 101);  // 100 full batches, then an empty one
+  BOOST_TEST(!statuses.empty());
+  BOOST_TEST(std::all_of(statuses.begin(), statuses.end(), [](int s) { return s == 201; }));
+  auto slowest = *std::max_element(latencies.begin(), latencies.end());
+  BOOST_TEST_MESSAGE("requests=" << latencies.size() << " slowest_ms=" << slowest.count()
+                                 << " longest_batch_ms=" << longest_batch.count());
+  // A request may wait at most for one batch (plus its own work on two shared, sanitized cores).
+  BOOST_TEST(slowest.count() < longest_batch.count() + 2000);
+  BOOST_TEST(f.count("idempotency_keys") == std::to_string(statuses.size()));
+  BOOST_TEST(f.count("rides") == std::to_string(statuses.size()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
