@@ -1,0 +1,149 @@
+// Claim, push, delete, commit: the enqueuer's one batch, and the connections it needs.
+#include "common/jobs/enqueuer.hpp"
+
+#include <poll.h>
+
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "common/base/log.hpp"
+#include "common/daemon/stop_signal.hpp"
+#include "common/jobs/sidekiq_payload.hpp"
+
+namespace rr::jobs {
+
+namespace {
+
+// Oldest first; SKIP LOCKED lets a second enqueuer take the next rows instead of waiting.
+constexpr const char* kClaimJobs = "enqueuer_claim_jobs";
+constexpr const char* kClaimJobsSql =
+    "SELECT id, job_name, job_args::text, jid, (extract(epoch FROM created_at) * 1000)::bigint "
+    "FROM staged_jobs ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED";
+
+constexpr const char* kDeleteJobs = "enqueuer_delete_jobs";
+constexpr const char* kDeleteJobsSql = "DELETE FROM staged_jobs WHERE id = ANY($1::bigint[])";
+
+std::int64_t now_epoch_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// libpqxx 6 has no array parameters: a Postgres array literal of the ids.
+std::string id_array(const std::vector<StagedJob>& jobs) {
+  std::string text = "{";
+  for (const auto& job : jobs) {
+    if (text.size() > 1) text += ',';
+    text += std::to_string(job.id);
+  }
+  text += '}';
+  return text;
+}
+
+bool idle_connection_has_input(int socket) {
+  if (socket < 0) return true;
+  pollfd fd{socket, POLLIN, 0};
+  return ::poll(&fd, 1, 0) > 0;
+}
+
+}  // namespace
+
+Enqueuer::Enqueuer(EnqueuerConfig config) : config_(std::move(config)), listener_(config_.database_url) {}
+
+Enqueuer::~Enqueuer() = default;
+
+pqxx::connection& Enqueuer::database() {
+  // Between passes an idle session receives nothing unless the server is ending it (a restart,
+  // pg_terminate_backend, idle_session_timeout): input waiting here means "reconnect". Finding
+  // out this way, rather than by failing a BEGIN, also avoids libpqxx 6.4 leaking a result
+  // on that failure path.
+  if (database_ && idle_connection_has_input(database_->sock())) {
+    log::warn("database session closed by the server, reconnecting");
+    database_.reset();
+  }
+  if (!database_) {
+    auto connection = std::make_unique<pqxx::connection>(config_.database_url);
+    connection->prepare(kClaimJobs, kClaimJobsSql);
+    connection->prepare(kDeleteJobs, kDeleteJobsSql);
+    database_ = std::move(connection);
+  }
+  return *database_;
+}
+
+redis::Connection& Enqueuer::redis() {
+  if (redis_ && redis_->broken()) redis_.reset();
+  if (!redis_) redis_.emplace(config_.redis, config_.redis_options);
+  return *redis_;
+}
+
+std::int64_t Enqueuer::move_batch() {
+  pqxx::work transaction(database());  // READ COMMITTED, the server default
+  pqxx::result rows = transaction.exec_prepared(kClaimJobs, config_.loop.batch_size);
+  if (rows.empty()) return 0;  // the destructor rolls back a transaction that changed nothing
+
+  std::vector<StagedJob> jobs;
+  jobs.reserve(rows.size());
+  for (const auto& row : rows) {
+    jobs.push_back({row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
+                    row[3].as<std::string>(), row[4].as<std::int64_t>()});
+  }
+
+  // Sidekiq's own bulk push: SADD the queue name, one LPUSH with every payload. One round trip,
+  // and the LPUSH is atomic, so a batch is either in Redis or not.
+  const std::int64_t enqueued_at = now_epoch_ms();
+  std::vector<std::string> push{"LPUSH", "queue:" + config_.queue};
+  push.reserve(jobs.size() + 2);
+  for (const auto& job : jobs) push.push_back(sidekiq_payload(job, config_.queue, enqueued_at));
+  auto replies = redis().pipeline({{"SADD", "queues", config_.queue}, std::move(push)});
+  // LPUSH answers the list's new length: at least what we pushed, or the push did not happen.
+  if (replies.at(1).as_integer() < static_cast<long long>(jobs.size())) {
+    throw redis::RedisError("LPUSH to queue:" + config_.queue + " reported a shorter list than the batch");
+  }
+
+  pqxx::result deleted = transaction.exec_prepared(kDeleteJobs, id_array(jobs));
+  if (deleted.affected_rows() != jobs.size()) {
+    // Cannot happen while we hold the row locks; if it does, roll back rather than guess.
+    throw std::logic_error("deleted " + std::to_string(deleted.affected_rows()) + " staged jobs of " +
+                           std::to_string(jobs.size()) + " claimed");
+  }
+  transaction.commit();
+  return static_cast<std::int64_t>(jobs.size());
+}
+
+EnqueueReport Enqueuer::run_once() {
+  EnqueueReport report;
+  try {
+    report.enqueued = move_batch();
+  } catch (const redis::RedisError&) {
+    if (redis_ && redis_->broken()) redis_.reset();
+    throw;
+  } catch (const pqxx::broken_connection&) {
+    database_.reset();
+    throw;
+  } catch (const pqxx::in_doubt_error&) {
+    // The commit's outcome is unknown: the jobs are in Redis and may still be staged; they will
+    // go again with the same jid. The connection is not trusted after this.
+    database_.reset();
+    throw;
+  }
+  if (report.enqueued > 0) {
+    report.passes = 1;
+    log::info("enqueued jobs", {{"enqueued", report.enqueued}, {"queue", config_.queue}});
+  }
+  return report;
+}
+
+EnqueueReport Enqueuer::drain(std::int64_t max_batches) {
+  EnqueueReport total;
+  for (std::int64_t batch = 0; batch < max_batches && !daemon::stop_requested(); ++batch) {
+    EnqueueReport report = run_once();
+    total.enqueued += report.enqueued;
+    total.passes += report.passes;
+    if (report.enqueued < config_.loop.batch_size) break;
+  }
+  return total;
+}
+
+bool Enqueuer::wait_for_jobs(std::chrono::milliseconds timeout) { return listener_.wait(timeout); }
+
+}  // namespace rr::jobs

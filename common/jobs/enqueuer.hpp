@@ -1,0 +1,57 @@
+// The enqueuer: moves committed staged_jobs rows into Sidekiq's Redis queue, at least once and
+// never lost. A job leaves Postgres only in the transaction that saw Redis accept it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <pqxx/connection>
+
+#include "common/jobs/enqueuer_config.hpp"
+#include "common/jobs/staged_jobs_listener.hpp"
+#include "common/redis/connection.hpp"
+
+namespace rr::jobs {
+
+struct EnqueueReport {
+  std::int64_t enqueued = 0;  // jobs pushed to Redis and deleted from staged_jobs
+  std::int64_t passes = 0;    // batches (transactions) that moved jobs
+};
+
+class Enqueuer {
+ public:
+  // Connects lazily: a daemon started while Postgres or Redis is down keeps trying.
+  explicit Enqueuer(EnqueuerConfig config);
+  ~Enqueuer();
+  Enqueuer(const Enqueuer&) = delete;
+  Enqueuer& operator=(const Enqueuer&) = delete;
+
+  // One batch: in one READ COMMITTED transaction, claim up to batch_size rows (FOR UPDATE SKIP
+  // LOCKED, so several enqueuers share the table), push them all in one Redis round trip, delete
+  // them, commit. If Redis fails, the transaction rolls back and the jobs stay staged; if the
+  // commit fails after the push, they are pushed again later with the same jid. Errors propagate
+  // (the loop backs off); a broken connection is replaced on the next call.
+  EnqueueReport run_once();
+
+  // For --once: batches until one comes back short (nothing left), a stop is requested or
+  // `max_batches` ran.
+  EnqueueReport drain(std::int64_t max_batches = 100'000);
+
+  // The loop's wake-up: true when a NOTIFY (or a fresh LISTEN) says there may be work.
+  bool wait_for_jobs(std::chrono::milliseconds timeout);
+
+  const EnqueuerConfig& config() const { return config_; }
+
+ private:
+  pqxx::connection& database();
+  redis::Connection& redis();
+  std::int64_t move_batch();
+
+  EnqueuerConfig config_;
+  std::unique_ptr<pqxx::connection> database_;
+  std::optional<redis::Connection> redis_;
+  StagedJobsListener listener_;
+};
+
+}  // namespace rr::jobs
