@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/daemon/stop_signal.hpp"
 #include "common/jobs/enqueuer.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
 #include "common/redis/connection.hpp"
@@ -337,7 +338,62 @@ BOOST_AUTO_TEST_CASE(a_killed_database_session_is_replaced_and_the_jobs_still_mo
   BOOST_TEST(queued().size() == 4u);
 }
 
-BOOST_AUTO_TEST_CASE(two_enqueurs_racing_over_ten_thousand_jobs_push_each_exactly_once) {
+BOOST_AUTO_TEST_CASE(the_wake_up_fires_when_a_staging_transaction_commits_and_times_out_otherwise) {
+  Enqueuer enqueuer(config());
+  // The first wait only opens the LISTEN connection and says "look now": rows committed before
+  // it sent their NOTIFY to nobody.
+  BOOST_TEST(enqueuer.wait_for_jobs(10ms));
+  auto start = std::chrono::steady_clock::now();
+  BOOST_TEST(!enqueuer.wait_for_jobs(200ms));
+  BOOST_TEST((std::chrono::steady_clock::now() - start) >= 190ms);
+
+  std::thread stager([&] {
+    std::this_thread::sleep_for(100ms);
+    stage(1);
+  });
+  start = std::chrono::steady_clock::now();
+  bool woken = enqueuer.wait_for_jobs(10s);
+  auto waited = std::chrono::steady_clock::now() - start;
+  stager.join();
+  BOOST_TEST(woken);
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() < 2000);
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_request_ends_the_wait_for_jobs_at_once) {
+  Enqueuer enqueuer(config());
+  enqueuer.wait_for_jobs(10ms);
+  rr::daemon::request_stop();
+  auto start = std::chrono::steady_clock::now();
+  bool woken = enqueuer.wait_for_jobs(10s);
+  rr::daemon::reset_stop();
+  BOOST_TEST(!woken);
+  BOOST_TEST((std::chrono::steady_clock::now() - start) < 2s);
+}
+
+BOOST_AUTO_TEST_CASE(a_killed_listen_session_is_reopened_by_the_next_wait) {
+  Enqueuer enqueuer(config());
+  enqueuer.wait_for_jobs(10ms);
+  database().scalar(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  bool threw = false;
+  try {
+    enqueuer.wait_for_jobs(5s);
+  } catch (const pqxx::broken_connection&) {
+    threw = true;
+  }
+  BOOST_TEST(threw);
+  BOOST_TEST(enqueuer.wait_for_jobs(10ms));  // reconnected, and says "look now"
+  std::thread stager([&] {
+    std::this_thread::sleep_for(100ms);
+    stage(1);
+  });
+  bool woken = enqueuer.wait_for_jobs(10s);
+  stager.join();
+  BOOST_TEST(woken);
+}
+
+BOOST_AUTO_TEST_CASE(two_enqueuers_racing_over_ten_thousand_jobs_push_each_exactly_once) {
   stage(10000);
   auto staged = staged_jids();
   std::int64_t moved[2] = {0, 0};
