@@ -1,6 +1,9 @@
 // Users and tokens: create, authenticate, reject; the `user` and `migrate` subcommands end to end.
 #include <boost/test/unit_test.hpp>
 
+#include <thread>
+
+#include "common/auth/token_cache.hpp"
 #include "common/auth/tokens.hpp"
 #include "common/auth/users.hpp"
 #include "support/process.hpp"
@@ -111,6 +114,40 @@ BOOST_AUTO_TEST_CASE(missing_database_url_exits_2_naming_it) {
   auto all = result.out + result.err;
   BOOST_TEST(all.find("DATABASE_URL") != std::string::npos);
   BOOST_TEST(std::count(all.begin(), all.end(), '\n') == 1);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(token_cache)
+
+BOOST_AUTO_TEST_CASE(cached_users_expire_after_the_ttl) {
+  rr::auth::TokenCache cache(10, std::chrono::milliseconds(50));
+  cache.remember("hash-a", {1, "a@example.com", "cus_a"});
+  BOOST_TEST(cache.find("hash-a").value().id == 1);
+  BOOST_TEST(!cache.find("hash-b").has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  BOOST_TEST(!cache.find("hash-a").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(the_cache_never_grows_past_its_bound) {
+  rr::auth::TokenCache cache(3, std::chrono::seconds(60));
+  for (int i = 0; i < 4; ++i) cache.remember("hash-" + std::to_string(i), {i, "x@example.com", "cus"});
+  int present = 0;
+  for (int i = 0; i < 4; ++i) present += cache.find("hash-" + std::to_string(i)).has_value() ? 1 : 0;
+  BOOST_TEST(present <= 3);
+  BOOST_TEST(cache.find("hash-3").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_revoked_token_stops_working_once_its_entry_expires) {
+  TestDatabase db;
+  auto created = rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");
+  rr::db::ConnectionPool pool(db.url(), 1, std::chrono::seconds(5));
+  rr::auth::TokenCache cache(10, std::chrono::milliseconds(100));
+  auto lease = pool.acquire();
+  BOOST_TEST(rr::auth::authenticate_cached(cache, lease, created.token).has_value());
+  db.scalar("DELETE FROM api_tokens");
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  BOOST_TEST(!rr::auth::authenticate_cached(cache, lease, created.token).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

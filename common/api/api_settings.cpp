@@ -13,6 +13,7 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.database_pool_size = static_cast<std::size_t>(env.integer("DATABASE_POOL_SIZE", 16, 1, 1000));
   settings.worker_threads = static_cast<std::size_t>(env.integer("API_WORKERS", 32, 1, 4096));
   settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
+  settings.token_cache_ttl = env.seconds("TOKEN_CACHE_TTL", 30, 0, 3600);
   return settings;
 }
 

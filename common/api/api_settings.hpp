@@ -18,6 +18,8 @@ struct ApiSettings {
   std::size_t database_pool_size = 16;         // DATABASE_POOL_SIZE
   std::size_t worker_threads = 32;             // API_WORKERS: handlers may wait on the provider
   std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT, default 25 s
+  // TOKEN_CACHE_TTL seconds, default 30: how long a token's user is remembered (0 disables).
+  std::chrono::milliseconds token_cache_ttl{30000};
   static ApiSettings from_env(const config::Environment& env);
 };
 

@@ -47,6 +47,7 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
     : settings_(settings),
       pool_(settings.database.url, settings.database_pool_size, std::chrono::seconds(5)),
       stripe_(settings.payment),
+      tokens_(10000, settings.token_cache_ttl),
       runner_(pool_, std::move(runner_options)) {}
 
 http::Response App::handle(const http::Request& request) {
@@ -127,7 +128,7 @@ http::Response App::route(const http::Request& request) {
 auth::User App::authenticate(const http::Request& request) {
   std::string token = parse_bearer_token(request);
   auto conn = pool_.acquire();
-  auto user = auth::authenticate(conn, token);
+  auto user = auth::authenticate_cached(tokens_, conn, token);
   if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
   return *user;
 }

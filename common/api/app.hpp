@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "common/api/api_settings.hpp"
+#include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/http/message.hpp"
@@ -35,6 +36,7 @@ class App {
   ApiSettings settings_;
   db::ConnectionPool pool_;
   payments::StripeClient stripe_;
+  auth::TokenCache tokens_;
   idempotency::PhaseRunner runner_;
 };
 

@@ -28,7 +28,7 @@ http::Response App::post_rides(const http::Request& request) {
   {
     // One connection checkout for authentication and the key; released before any phase runs.
     auto conn = pool_.acquire();
-    user = auth::authenticate(conn, token);
+    user = auth::authenticate_cached(tokens_, conn, token);
     if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
     key_request.user_id = user->id;
     acquired = idempotency::acquire_key(conn, key_request, settings_.workflow.lock_timeout);

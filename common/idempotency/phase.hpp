@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "common/db/connection_pool.hpp"
 #include "common/idempotency/key_row.hpp"
 
 namespace rr::idempotency {
@@ -54,10 +55,12 @@ class PhaseContext {
  public:
   virtual ~PhaseContext() = default;
   virtual const KeyRow& key() const = 0;
-  // Runs `work` in one transaction that first verifies our lock token is still on the row (else
-  // LockLost) and then applies the returned result to the key row before committing.
+  // Runs `work` in one transaction and applies the returned result to the key row in it, fenced
+  // on our lock token: if the lock was taken over, everything rolls back and LockLost is thrown.
   // Serialization failures and deadlocks are retried a few times with jitter.
   virtual PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) = 0;
+  // Inside `work`: prepares `statement` on the section's connection, for tx.exec_prepared.
+  virtual const char* prepare(const db::Statement& statement) = 0;
 };
 
 }  // namespace rr::idempotency

@@ -9,21 +9,30 @@
 
 namespace rr::idempotency {
 
-// The fence comes first: it takes the row lock, so a takeover waits for our commit, and if the
-// token has changed we stop before doing any work.
+// The fence is the transaction's last statement and applies the phase's result to the key in the
+// same round trip: if another process took the lock over, no row matches, we roll back (the
+// phase's writes with it) and stop. Under READ COMMITTED the UPDATE re-checks the token on the
+// newest row version, so a takeover that committed meanwhile is always seen.
 const db::Statement kFence{"idem_fence",
                            "UPDATE idempotency_keys SET last_run_at = now() WHERE id = $1 AND lock_token = $2::uuid "
                            "RETURNING id"};
 const db::Statement kMoveRecoveryPoint{"idem_move_recovery_point",
-                                       "UPDATE idempotency_keys SET recovery_point = $2 WHERE id = $1"};
+                                       "UPDATE idempotency_keys SET recovery_point = $3, last_run_at = now() "
+                                       "WHERE id = $1 AND lock_token = $2::uuid RETURNING id"};
 const db::Statement kFinish{"idem_finish",
-                            "UPDATE idempotency_keys SET recovery_point = 'finished', response_code = $2, "
-                            "response_body = $3, locked_at = NULL, lock_token = NULL WHERE id = $1"};
+                            "UPDATE idempotency_keys SET recovery_point = 'finished', response_code = $3, "
+                            "response_body = $4, locked_at = NULL, lock_token = NULL, last_run_at = now() "
+                            "WHERE id = $1 AND lock_token = $2::uuid RETURNING id"};
 
 class RunnerContext : public PhaseContext {
  public:
   RunnerContext(PhaseRunner& runner, KeyRow& key) : runner_(runner), key_(key) {}
   const KeyRow& key() const override { return key_; }
+
+  const char* prepare(const db::Statement& statement) override {
+    if (!lease_) throw std::logic_error("prepare() called outside an atomic section");
+    return lease_->prepare(statement);
+  }
 
   PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) override {
     for (int attempt = 0;; ++attempt) {
@@ -43,15 +52,24 @@ class RunnerContext : public PhaseContext {
   PhaseResult atomic_once(const std::function<PhaseResult(pqxx::work&)>& work) {
     auto conn = runner_.pool_.acquire();
     pqxx::work tx(conn.conn());
-    if (tx.exec_prepared(conn.prepare(kFence), key_.id, key_.lock_token).empty()) {
-      throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
+    lease_ = &conn;
+    PhaseResult result;
+    try {
+      result = work(tx);
+    } catch (...) {
+      lease_ = nullptr;
+      throw;
     }
-    PhaseResult result = work(tx);
+    lease_ = nullptr;
+    pqxx::result fenced;
     if (auto* point = std::get_if<RecoveryPoint>(&result)) {
-      tx.exec_prepared(conn.prepare(kMoveRecoveryPoint), key_.id, point->name);
+      fenced = tx.exec_prepared(conn.prepare(kMoveRecoveryPoint), key_.id, key_.lock_token, point->name);
     } else if (auto* response = std::get_if<Response>(&result)) {
-      tx.exec_prepared(conn.prepare(kFinish), key_.id, response->status, response->body);
+      fenced = tx.exec_prepared(conn.prepare(kFinish), key_.id, key_.lock_token, response->status, response->body);
+    } else {
+      fenced = tx.exec_prepared(conn.prepare(kFence), key_.id, key_.lock_token);
     }
+    if (fenced.empty()) throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
     tx.commit();
     // The in-memory key follows the database only once the commit succeeded.
     if (auto* point = std::get_if<RecoveryPoint>(&result)) {
@@ -67,6 +85,7 @@ class RunnerContext : public PhaseContext {
 
   PhaseRunner& runner_;
   KeyRow& key_;
+  db::ConnectionPool::Lease* lease_ = nullptr;  // set only while a phase's work runs
 };
 
 namespace {

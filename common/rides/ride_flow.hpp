@@ -13,6 +13,7 @@
 
 #include "common/idempotency/phase.hpp"
 #include "common/payments/stripe_client.hpp"
+#include "common/rides/ride_response.hpp"
 
 namespace rr::rides {
 
@@ -36,6 +37,7 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
 idempotency::PhaseResult send_receipt_phase(idempotency::PhaseContext& ctx, RideRun& run);
 
 // Shared by charge and send_receipt: stage the receipt job and build the 201, inside `tx`.
-idempotency::Response stage_receipt_and_respond(pqxx::work& tx, std::int64_t key_id, std::int64_t user_id);
+idempotency::Response stage_receipt_and_respond(idempotency::PhaseContext& ctx, pqxx::work& tx,
+                                                const RideView& ride, std::int64_t user_id);
 
 }  // namespace rr::rides

@@ -44,12 +44,6 @@ RideView ride_view_from(const pqxx::row& row) {
   return ride;
 }
 
-std::optional<RideView> load_ride_by_key(pqxx::transaction_base& tx, std::int64_t key_id) {
-  auto rows = tx.exec_params("SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE idempotency_key_id = $1", key_id);
-  if (rows.empty()) return std::nullopt;
-  return ride_view_from(rows[0]);
-}
-
 std::string ride_created_body(const RideView& ride) {
   rapidjson::StringBuffer buf;
   Writer w(buf);

@@ -23,7 +23,6 @@ struct RideView {
   "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 RideView ride_view_from(const pqxx::row& row);
-std::optional<RideView> load_ride_by_key(pqxx::transaction_base& tx, std::int64_t key_id);
 
 std::string ride_created_body(const RideView& ride);
 std::string ride_body(const RideView& ride);

@@ -6,24 +6,29 @@
 namespace rr::rides {
 namespace {
 
-const char* const kStageReceipt =
+const db::Statement kStageReceipt{
+    "rides_stage_receipt",
     "INSERT INTO staged_jobs (job_name, job_args) "
     "VALUES ('send_ride_receipt', jsonb_build_array(jsonb_build_object("
-    "'amount', $1::bigint, 'currency', $2::text, 'user_id', $3::bigint, 'ride_id', $4::bigint)))";
+    "'amount', $1::bigint, 'currency', $2::text, 'user_id', $3::bigint, 'ride_id', $4::bigint)))"};
+const db::Statement kRideByKey{"rides_by_key",
+                               "SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE idempotency_key_id = $1"};
 
 }  // namespace
 
-idempotency::Response stage_receipt_and_respond(pqxx::work& tx, std::int64_t key_id, std::int64_t user_id) {
-  auto ride = load_ride_by_key(tx, key_id);
-  if (!ride) throw std::runtime_error("no ride for key " + std::to_string(key_id));
-  tx.exec_params(kStageReceipt, kRideAmountCents, kRideCurrency, user_id, ride->id);
-  return idempotency::Response{201, ride_created_body(*ride)};
+idempotency::Response stage_receipt_and_respond(idempotency::PhaseContext& ctx, pqxx::work& tx,
+                                                const RideView& ride, std::int64_t user_id) {
+  tx.exec_prepared(ctx.prepare(kStageReceipt), kRideAmountCents, kRideCurrency, user_id, ride.id);
+  return idempotency::Response{201, ride_created_body(ride)};
 }
 
 idempotency::PhaseResult send_receipt_phase(idempotency::PhaseContext& ctx, RideRun&) {
   const auto& key = ctx.key();
-  return ctx.atomic(
-      [&](pqxx::work& tx) -> idempotency::PhaseResult { return stage_receipt_and_respond(tx, key.id, key.user_id); });
+  return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
+    auto rows = tx.exec_prepared(ctx.prepare(kRideByKey), key.id);
+    if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
+    return stage_receipt_and_respond(ctx, tx, ride_view_from(rows[0]), key.user_id);
+  });
 }
 
 }  // namespace rr::rides
