@@ -316,6 +316,23 @@ BOOST_AUTO_TEST_CASE(with_redis_down_nothing_is_lost_and_everything_is_pushed_ex
   BOOST_TEST(jids_of(payloads) == staged);
 }
 
+BOOST_AUTO_TEST_CASE(a_failure_between_push_and_commit_pushes_the_jobs_again_with_the_same_jids) {
+  stage(5);
+  auto staged = staged_jids();
+  Enqueuer enqueuer(config());
+  enqueuer.set_before_commit_hook([] { throw std::runtime_error("crash before COMMIT"); });
+  BOOST_CHECK_THROW(enqueuer.run_once(), std::runtime_error);
+  BOOST_TEST(staged_jids() == staged);  // rolled back: still staged
+  BOOST_TEST(queued().size() == 5u);    // but already in Redis
+
+  enqueuer.set_before_commit_hook(nullptr);
+  BOOST_TEST(enqueuer.run_once().enqueued == 5);
+  BOOST_TEST(staged_count() == 0);
+  auto payloads = queued();
+  BOOST_TEST(payloads.size() == 10u);       // at least once: each job twice...
+  BOOST_TEST(jids_of(payloads) == staged);  // ...under one jid, so a consumer can drop the repeat
+}
+
 BOOST_AUTO_TEST_CASE(a_killed_database_session_is_replaced_and_the_jobs_still_move) {
   Enqueuer enqueuer(config());
   stage(1);

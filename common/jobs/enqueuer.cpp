@@ -106,6 +106,7 @@ std::int64_t Enqueuer::move_batch() {
     throw std::logic_error("deleted " + std::to_string(deleted.affected_rows()) + " staged jobs of " +
                            std::to_string(jobs.size()) + " claimed");
   }
+  if (before_commit_) before_commit_();
   transaction.commit();
   return static_cast<std::int64_t>(jobs.size());
 }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <pqxx/connection>
@@ -43,6 +44,10 @@ class Enqueuer {
 
   const EnqueuerConfig& config() const { return config_; }
 
+  // Failure injection for tests: runs after Redis accepted a batch and before the COMMIT, the one
+  // window where a crash leaves jobs both pushed and staged.
+  void set_before_commit_hook(std::function<void()> hook) { before_commit_ = std::move(hook); }
+
  private:
   pqxx::connection& database();
   redis::Connection& redis();
@@ -52,6 +57,7 @@ class Enqueuer {
   std::unique_ptr<pqxx::connection> database_;
   std::optional<redis::Connection> redis_;
   StagedJobsListener listener_;
+  std::function<void()> before_commit_;
 };
 
 }  // namespace rr::jobs
