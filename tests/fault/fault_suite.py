@@ -161,13 +161,34 @@ def run(argv, env=None, timeout=120, check=True, capture=True):
     return result
 
 
+_taken_ports = set()
+
+
 def free_port():
+    """A free port below the kernel's ephemeral range, so that no outgoing connection takes it
+    while a killed daemon is down and before it binds the port again."""
     import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(10000, max(10001, low))
+        if port in _taken_ports:
+            continue
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            s.close()
+        _taken_ports.add(port)
+        return port
+    raise HarnessError("no free port below %d" % low)
 
 
 def http_call(port, method, path, body=None, headers=None, timeout=5.0):
@@ -218,7 +239,20 @@ class Servers:
              '[ -f "$3/ports" ] && "$2" stop "$3" >/dev/null 2>&1; exit 0',
              "guardian", str(os.getpid()), LOCAL_SERVERS, self.dir],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
-        out = run(argv, timeout=180).stdout.decode()
+        # The script picks ports in 20000-49999, which overlaps the kernel's ephemeral range: a
+        # port that looked free can be taken by an outgoing connection before PostgreSQL binds it.
+        # Starting again in the same directory picks new ports (and skips initdb).
+        for attempt in range(4):
+            result = run(argv, timeout=180, check=False)
+            if result.returncode == 0:
+                break
+            log("local-servers.sh start failed (attempt %d): %s" % (
+                attempt + 1, result.stderr.decode(errors="replace").strip().splitlines()[-3:]))
+            run([LOCAL_SERVERS, "stop", self.dir], timeout=120, check=False)
+            time.sleep(1)
+        else:
+            raise HarnessError("scripts/local-servers.sh start failed 4 times")
+        out = result.stdout.decode()
         env = {}
         for line in out.splitlines():
             if line.startswith("export "):
@@ -313,7 +347,7 @@ class Servers:
 
 class KeyRecord:
     __slots__ = ("key", "user", "params", "status", "body", "attempts", "gave_up", "replayed", "first", "last",
-                 "statuses")
+                 "statuses", "extra")
 
     def __init__(self, key, user, params):
         self.key = key
@@ -327,6 +361,7 @@ class KeyRecord:
         self.first = time.time()
         self.last = None
         self.statuses = collections.Counter()
+        self.extra = []  # (status, body, replayed) final answers of a second tap or a later resend
 
 
 class Traffic:
@@ -370,7 +405,7 @@ class Traffic:
                 self.errors.append(traceback.format_exc())
 
     def _one_key(self, rng):
-        # One user in five declines (the declining customer); the rest pay.
+        # About one ride in seven is for the declining customer; the rest pay.
         declining = [u for u in self.users if u[3]]
         paying = [u for u in self.users if not u[3]]
         user = rng.choice(declining) if declining and rng.random() < 0.15 else rng.choice(paying)
@@ -388,6 +423,9 @@ class Traffic:
         walk_away = rng.random() < 0.05
         # Some tap twice: a second request on the same key races the first.
         double_tap = rng.random() < 0.05
+        # Some send the request once more after their answer (the answer was lost on the way):
+        # the replay must be the same bytes.
+        resend = rng.random() < 0.05
         attempt = 0
         while not self.abort.is_set():
             attempt += 1
@@ -395,8 +433,8 @@ class Traffic:
             port = rng.choice(self.api_ports)
             timeout = rng.uniform(0.05, 0.5) if walk_away else self.request_timeout
             if double_tap and attempt == 1:
-                threading.Thread(target=self._send_quietly, args=(rng.choice(self.api_ports), body, headers),
-                                 daemon=True).start()
+                threading.Thread(target=self._send_quietly,
+                                 args=(record, rng.choice(self.api_ports), body, headers), daemon=True).start()
             with self.lock:
                 self.requests += 1
                 self.in_flight += 1
@@ -413,22 +451,29 @@ class Traffic:
                 record.status = status
                 record.body = data
                 record.replayed = response_headers.get("idempotent-replayed") == "true"
+                if resend:
+                    self.abort.wait(rng.uniform(0.0, 1.0))
+                    self._send_quietly(record, rng.choice(self.api_ports), body, headers)
                 return
             if walk_away or time.time() - record.first > self.give_up:
                 record.gave_up = True
                 return
-            # Exponential backoff with full jitter, honouring Retry-After as a floor... of sorts:
-            # a real client waits at least a little, never in step with the others.
+            # Exponential backoff with full jitter (capped at 2 s), so that clients do not retry in
+            # step; Retry-After is not waited out in full, to keep many retries inside a fault.
             base = min(2.0, 0.05 * (2 ** min(attempt, 8)))
             self.abort.wait(rng.uniform(0.02, base))
 
-    def _send_quietly(self, port, body, headers):
+    def _send_quietly(self, record, port, body, headers):
+        """One more request on a key; a final answer to it is checked like the main one."""
         with self.lock:
             self.requests += 1
         try:
-            http_call(port, "POST", "/rides", body, headers, self.request_timeout)
+            status, response_headers, data = http_call(port, "POST", "/rides", body, headers, self.request_timeout)
         except (OSError, http.client.HTTPException):
-            pass
+            return
+        if 200 <= status < 300 or (400 <= status < 500 and status != 409):
+            with self.lock:
+                record.extra.append((status, data, response_headers.get("idempotent-replayed") == "true"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -836,6 +881,7 @@ class Suite:
 
         # 4. Each final answer equals what its key stores.
         mismatched = 0
+        extra_answers = 0
         unexpected = 0
         answered = 0
         gave_up = 0
@@ -858,6 +904,12 @@ class Suite:
                 mismatched += 1
                 findings["mismatched_answers"].append("key %s: client got %d %r, stored %s %r" % (
                     rec.key, rec.status, rec.body[:200], k["response_code"], stored[:200]))
+            for status, body, _replayed in rec.extra:
+                extra_answers += 1
+                if k["response_code"] != status or stored != body:
+                    mismatched += 1
+                    findings["mismatched_answers"].append("key %s: second request got %d %r, stored %s %r" % (
+                        rec.key, status, body[:200], k["response_code"], stored[:200]))
         client_keys = {(self.user_ids[r.user], r.key) for r in self.traffic.records}
         foreign = [k for k in keys if (k["user_id"], k["idempotency_key"]) not in client_keys]
         for k in foreign:
@@ -871,6 +923,7 @@ class Suite:
         result["keys"] = len(self.traffic.records)
         result["answered"] = answered
         result["abandoned"] = gave_up
+        result["second_answers"] = extra_answers
         result["replayed_answers"] = sum(1 for r in self.traffic.records if r.replayed)
         result["created"] = sum(1 for k in keys if k["response_code"] == 201)
         result["declined"] = sum(1 for k in keys if k["response_code"] == 402)
@@ -918,6 +971,8 @@ class Suite:
         q_started = time.time()
         quiet = self.quiesce(self.profile["quiesce"] * self.slow)
         log("quiesced=%s in %.1fs" % (quiet, time.time() - q_started))
+        if self.args.plant_violations:
+            self.plant_violations()
         result, findings, statuses, stats = self.check()
         log("client statuses: %s" % ", ".join("%s=%d" % (s if s is not None else "no_answer", n)
                                               for s, n in sorted(statuses.items(), key=lambda x: str(x[0]))))
@@ -932,10 +987,57 @@ class Suite:
             for item in items[:20]:
                 log("  " + item)
         summary = " ".join("%s=%s" % kv for kv in result.items())
+        if self.args.plant_violations:
+            # The checker must see each planted break; anything else it reports is a real one.
+            expected = {"duplicates": 1, "orphan_charges": 1, "lost_jobs": 1, "stuck_keys": 1,
+                        "mismatched_answers": 1}
+            missed = [name for name, least in expected.items() if result[name] < least]
+            verdict = "CHECKER_MISSED_%s" % ",".join(missed) if missed else "CHECKER_OK"
+            print("%s seed=%d elapsed=%.0fs planted=%d result=%s" % (
+                summary, self.seed, time.time() - started, len(expected), verdict))
+            sys.stdout.flush()
+            return 1 if missed else 0
         print("%s seed=%d elapsed=%.0fs result=%s" % (summary, self.seed, time.time() - started,
                                                        "FAIL" if failed else "PASS"))
         sys.stdout.flush()
         return 1 if failed else 0
+
+    def plant_violations(self):
+        """Breaks each invariant once, behind the product's back, so that a run shows the
+        checker finds them (--plant-violations; the run passes only if all are reported)."""
+        # The daemons would repair what we break (the completer re-drives a stuck key): stop them.
+        for d in self.completers + self.enqueuers:
+            d.stop(grace=10.0)
+        paid = self.servers.psql_json(
+            "SELECT id, user_id, idempotency_key FROM idempotency_keys WHERE response_code = 201 ORDER BY id LIMIT 3")
+        if len(paid) < 3:
+            raise HarnessError("too few paid keys to plant violations")
+        customer = next(u[1] for u in self.users if not u[3])
+        # 1. A second charge for a paid request, under another provider idempotency key.
+        body = urllib.parse.urlencode([("amount", "100"), ("currency", "usd"), ("customer", customer),
+                                       ("description", "Rocket Rides ride (request %d)" % paid[0]["id"])])
+        status, _, data = http_call(self.mock_port, "POST", "/v1/charges", body, {
+            "Authorization": "Bearer " + STRIPE_KEY, "Idempotency-Key": "planted-" + uuid.uuid4().hex,
+            "Content-Type": "application/x-www-form-urlencoded"}, timeout=10)
+        if status != 200:
+            raise HarnessError("planting a charge: %d %r" % (status, data[:200]))
+        # 2. A lost job: remove the job of the second paid key's ride from Redis.
+        ride = self.servers.psql("SELECT id FROM rides WHERE idempotency_key_id = %d" % paid[1]["id"]).strip()
+        out = self.servers.redis_cli("--raw", "LRANGE", "queue:default", "0", "-1", timeout=60).stdout.decode()
+        for line in out.splitlines():
+            try:
+                job = json.loads(line)
+            except ValueError:
+                continue
+            if job.get("args") and isinstance(job["args"][0], dict) and str(job["args"][0].get("ride_id")) == ride:
+                self.servers.redis_cli("LREM", "queue:default", "0", line)
+        # 3. A stuck key, and 4. a stored answer that differs from the client's.
+        self.servers.psql("UPDATE idempotency_keys SET recovery_point = 'charge_created', response_code = NULL, "
+                          "response_body = NULL, locked_at = now() WHERE id = %d" % paid[2]["id"])
+        self.servers.psql("UPDATE idempotency_keys SET response_body = response_body || ' ' "
+                          "WHERE id = (SELECT max(id) FROM idempotency_keys WHERE response_code = 402)")
+        log("planted: a second charge for key %d, the lost job of key %d, key %d unfinished and locked, "
+            "a changed stored 402" % (paid[0]["id"], paid[1]["id"], paid[2]["id"]))
 
     def cleanup(self, keep):
         for d in self.apis + self.enqueuers + self.completers + ([self.mock] if self.mock else []):
@@ -966,6 +1068,9 @@ def parse_args(argv):
                       help="PostgreSQL without fsync (default for the short profile)")
     fast.add_argument("--durable", dest="fast", action="store_false", help="PostgreSQL with durable commits")
     parser.add_argument("--keep", action="store_true", help="keep the logs directory even when the run passes")
+    parser.add_argument("--plant-violations", action="store_true",
+                        help="checker self-test: after quiescing, break each invariant once; passes only if "
+                             "the checker reports every one")
     parser.add_argument("--allow-missing-daemons", action="store_true",
                         help="run without the enqueuer or the completer if they are not built")
     args = parser.parse_args(argv)
