@@ -1,6 +1,8 @@
 // LISTEN staged_jobs on its own connection, waited on together with the stop signal.
 #include "common/jobs/staged_jobs_listener.hpp"
 
+#include <sys/socket.h>
+
 #include <pqxx/pqxx>
 
 #include "common/base/log.hpp"
@@ -19,10 +21,19 @@ class WakeUpReceiver final : public pqxx::notification_receiver {
   void operator()(const std::string&, int) override {}
 };
 
+// True when the peer has closed the connection: a peek reads end of file.
+bool socket_at_eof(int socket) {
+  char byte;
+  return ::recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 }  // namespace
 
 struct StagedJobsListener::Channel {
   explicit Channel(const std::string& url) : connection(url), receiver(connection, kChannel) {}
+  // Closing first spares the receiver's destructor an UNLISTEN, which on a dead session fails
+  // inside libpqxx 6.4 and leaks its result; the server forgets the LISTEN with the session anyway.
+  ~Channel() { connection.disconnect(); }
   pqxx::connection connection;
   WakeUpReceiver receiver;  // declared after the connection, so destroyed before it
 };
@@ -38,12 +49,21 @@ bool StagedJobsListener::wait(std::chrono::milliseconds timeout) {
     return true;
   }
   try {
-    if (channel_->connection.get_notifs() > 0) return true;
-    const int socket = channel_->connection.sock();
-    if (socket < 0) throw pqxx::broken_connection("the LISTEN connection to the database was closed");
-    if (daemon::wait_readable_unless_stopped(socket, timeout) != daemon::WakeReason::readable) return false;
-    // Readable without a notification (a parameter status message) is a harmless extra pass.
-    channel_->connection.get_notifs();
+    auto& connection = channel_->connection;
+    // libpqxx 6.4's get_notifs() does not reliably throw once the server has closed the session
+    // (it can keep returning 0 on a socket at end of file), so look at the socket itself.
+    auto require_open = [&] {
+      if (!connection.is_open() || connection.sock() < 0 || socket_at_eof(connection.sock())) {
+        throw pqxx::broken_connection("the LISTEN connection to the database was closed");
+      }
+    };
+    if (connection.get_notifs() > 0) return true;
+    require_open();
+    if (daemon::wait_readable_unless_stopped(connection.sock(), timeout) != daemon::WakeReason::readable) return false;
+    // Readable without a notification (a parameter status message, the server's goodbye before it
+    // closes) costs one extra pass at most.
+    connection.get_notifs();
+    require_open();
     return true;
   } catch (...) {
     channel_.reset();
