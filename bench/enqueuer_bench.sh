@@ -40,13 +40,21 @@ stage_rows() {
   sql -c "VACUUM ANALYZE staged_jobs" >/dev/null
 }
 
-# The enqueuer's own transactions, minus Redis: claim a batch (same columns), delete it, commit.
+# The enqueuer's own transaction, minus Redis and the payloads: BEGIN, the same claim, the same
+# DELETE ... = ANY(ids), COMMIT, one batch after another in one session.
 sql_drain_script() {
-  local batch=$1 n=$(((ROWS + batch - 1) / batch + 1))
+  local batch=$1
+  local n=$(((ROWS + batch - 1) / batch + 1))
   for _ in $(seq 1 "$n"); do
-    echo "WITH claimed AS (SELECT id FROM staged_jobs ORDER BY id LIMIT $batch FOR UPDATE SKIP LOCKED)
-          DELETE FROM staged_jobs s USING claimed c WHERE s.id = c.id
-          RETURNING s.id, s.job_name, s.job_args::text, s.jid, (extract(epoch FROM s.created_at) * 1000)::bigint;"
+    echo "BEGIN;"
+    echo "WITH claimed AS (SELECT id, job_name, job_args::text AS args, jid,
+                                  (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
+                           FROM staged_jobs ORDER BY id LIMIT $batch FOR UPDATE SKIP LOCKED)
+          SELECT coalesce('{' || string_agg(id::text, ',') || '}', '{}') AS ids,
+                 sum(length(job_name) + length(args) + length(jid) + created_ms % 2) AS bytes
+          FROM claimed \\gset"
+    echo "DELETE FROM staged_jobs WHERE id = ANY(:'ids'::bigint[]);"
+    echo "COMMIT;"
   done
 }
 
