@@ -119,6 +119,22 @@ BOOST_AUTO_TEST_CASE(a_request_whose_process_died_after_creating_the_ride_is_fin
   BOOST_TEST(f.stripe.charges() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(a_key_stopped_at_charge_created_is_finished_without_charging_again) {
+  RideFixture f;
+  auto id = insert_key(f.db, f.user_id, new_key(), "charge_created");
+  f.db.scalar(
+      "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
+      "stripe_charge_id) VALUES (" +
+      std::to_string(id) + ", 37.7749, -122.4194, 37.8044, -122.2712, " + std::to_string(f.user_id) +
+      ", 'ch_earlier')");
+  CompleterUnderTest c(f);
+  check_report(c.run_once(), 1, 0, 0);
+  BOOST_TEST(key_state(f.db, id) == "finished 201 0 unlocked");
+  BOOST_TEST(f.db.scalar("SELECT response_body LIKE '%ch_earlier%' FROM idempotency_keys") == "t");
+  BOOST_TEST(f.count("staged_jobs") == "1");
+  BOOST_TEST(f.stripe.charges() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(one_key_failing_never_stops_the_batch_and_each_failure_is_recorded_on_its_key) {
   RideFixture f;
   bool armed = true;
