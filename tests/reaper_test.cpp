@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
+
+#include "common/auth/tokens.hpp"
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -185,10 +187,10 @@ BOOST_AUTO_TEST_CASE(a_key_whose_lock_is_live_is_left_for_a_later_pass) {
 }
 
 BOOST_AUTO_TEST_CASE(the_log_tag_is_a_12_hex_digest_prefix_not_the_key) {
-  auto tag = rr::maintenance::key_log_tag("abandoned-key-0123456789");
+  auto tag = rr::auth::log_tag("abandoned-key-0123456789");
   BOOST_TEST(tag.size() == 12u);
   BOOST_TEST(tag.find_first_not_of("0123456789abcdef") == std::string::npos);
-  BOOST_TEST(tag != rr::maintenance::key_log_tag("abandoned-key-0123456788"));
+  BOOST_TEST(tag != rr::auth::log_tag("abandoned-key-0123456788"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -206,7 +208,7 @@ BOOST_AUTO_TEST_CASE(once_reaps_every_full_batch_logs_archived_keys_by_tag_and_e
   BOOST_TEST(f.count("idempotency_keys") == "0");
   BOOST_TEST(f.count("idempotency_keys_archive") == "1");
   const auto& out = result.out;
-  BOOST_TEST(out.find("key=" + rr::maintenance::key_log_tag(key)) != std::string::npos, out);
+  BOOST_TEST(out.find("key=" + rr::auth::log_tag(key)) != std::string::npos, out);
   BOOST_TEST(out.find("recovery_point=started") != std::string::npos, out);
   BOOST_TEST(out.find(key) == std::string::npos, out);
 }

@@ -2,6 +2,7 @@
 #include "common/api/api_error.hpp"
 #include "common/api/app.hpp"
 #include "common/api/request_parsing.hpp"
+#include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/rides/ride_flow.hpp"
@@ -49,7 +50,7 @@ http::Response App::post_rides(const http::Request& request) {
   }
 
   auto& locked = std::get<idempotency::Acquired>(acquired);
-  log::debug("idempotency key locked", {{"key", key_tag(key)}, {"key_id", locked.key.id},
+  log::debug("idempotency key locked", {{"key", auth::log_tag(key)}, {"key_id", locked.key.id},
                                         {"recovery_point", locked.key.recovery_point}, {"created", locked.created}});
   rides::RideRun run{stripe_, user->stripe_customer_id};
   auto flow = rides::make_ride_flow(run);

@@ -167,8 +167,4 @@ std::optional<std::string> query_param(const http::Request& request, std::string
   return std::nullopt;
 }
 
-std::string key_tag(std::string_view idempotency_key) {
-  return auth::to_hex(auth::sha256(idempotency_key)).substr(0, 12);
-}
-
 }  // namespace rr::api

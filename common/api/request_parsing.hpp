@@ -25,7 +25,5 @@ std::string parse_idempotency_key(const http::Request& request);
 rides::RideParams parse_ride_params(const http::Request& request);
 // A query parameter's value, decoded; nothing when absent. Throws ApiError 400 when malformed.
 std::optional<std::string> query_param(const http::Request& request, std::string_view name);
-// A short, non-reversible tag for logs: never log a full idempotency key.
-std::string key_tag(std::string_view idempotency_key);
 
 }  // namespace rr::api

@@ -53,4 +53,6 @@ std::string sha256(std::string_view data) {
   return std::string(reinterpret_cast<const char*>(digest), sizeof digest);
 }
 
+std::string log_tag(std::string_view secret) { return to_hex(sha256(secret)).substr(0, 12); }
+
 }  // namespace rr::auth

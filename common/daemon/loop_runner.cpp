@@ -8,6 +8,7 @@
 #include "common/daemon/backoff.hpp"
 #include "common/daemon/stop_signal.hpp"
 #include "common/daemon/systemd_notify.hpp"
+#include "common/metrics/registry.hpp"
 
 namespace rr::daemon {
 
@@ -64,6 +65,14 @@ LoopStats run_loop(const LoopOptions& options, const std::function<PassOutcome()
   Backoff backoff(options.initial_backoff, options.max_backoff);
   bool ready = false;
   const std::string failure_message = options.name + " pass failed";
+  // Every daemon gets the same loop metrics, labelled by loop name.
+  auto& registry = metrics::default_registry();
+  const metrics::Labels loop_label{{"loop", options.name}};
+  auto& passes_metric = registry.counter("rocket_rides_loop_passes_total", "Loop passes that completed.", loop_label);
+  auto& errors_metric =
+      registry.counter("rocket_rides_loop_errors_total", "Loop passes or waits that failed.", loop_label);
+  auto& last_success_metric = registry.gauge("rocket_rides_loop_last_success_timestamp_seconds",
+                                             "Unix time of the last pass that completed.", loop_label);
   const std::string wait_failure_message = options.name + " wait for work failed";
 
   while (!stop_requested()) {
@@ -71,6 +80,8 @@ LoopStats run_loop(const LoopOptions& options, const std::function<PassOutcome()
     try {
       PassOutcome outcome = run_once();
       ++stats.passes;
+      passes_metric.inc();
+      last_success_metric.set(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
       notify_watchdog();
       if (!ready) {
         // Ready means "connected and did a pass", so a unit that starts us can rely on it.
@@ -88,6 +99,7 @@ LoopStats run_loop(const LoopOptions& options, const std::function<PassOutcome()
       }
     } catch (const std::exception& e) {
       ++stats.failed_passes;
+      errors_metric.inc();
       delay = backoff.next();
       log::error(failure_message, {{"loop", options.name}, {"error", e.what()}, {"retry_in", delay}});
       notify_status(failure_message + ": " + e.what());
@@ -105,6 +117,7 @@ LoopStats run_loop(const LoopOptions& options, const std::function<PassOutcome()
       // source of truth. So a broken channel degrades to polling every idle_sleep, and the next
       // idle wait tries it again, rather than holding up passes behind a backoff.
       ++stats.failed_waits;
+      errors_metric.inc();
       log::error(wait_failure_message,
                  {{"loop", options.name}, {"error", e.what()}, {"fallback_sleep", options.idle_sleep}});
       sleep_unless_stopped(options.idle_sleep);

@@ -43,9 +43,6 @@ double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.co
 
 }  // namespace
 
-std::string key_log_tag(std::string_view idempotency_key) {
-  return auth::to_hex(auth::sha256(idempotency_key)).substr(0, 12);
-}
 
 ReaperReport Reaper::run_once() {
   ReaperReport report;
@@ -64,7 +61,7 @@ ReaperReport Reaper::run_once() {
     ++report.archived;
     log::warn("reaped an unfinished idempotency key", {{"key_id", row[1].as<std::int64_t>()},
                                                        {"user_id", row[2].as<std::int64_t>()},
-                                                       {"key", key_log_tag(row[5].as<std::string>())},
+                                                       {"key", auth::log_tag(row[5].as<std::string>())},
                                                        {"recovery_point", row[3].as<std::string>()},
                                                        {"attempts", row[4].as<int>()}});
   }

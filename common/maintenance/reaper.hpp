@@ -25,9 +25,6 @@ struct ReaperReport {
   bool full_batch(std::int64_t batch_size) const { return deleted >= batch_size; }
 };
 
-// A short, stable tag for an idempotency key in logs: the first 12 hex digits of its SHA-256. The
-// key itself is the client's secret-ish handle on a payment and never goes to a log.
-std::string key_log_tag(std::string_view idempotency_key);
 
 class Reaper {
  public:

@@ -96,6 +96,13 @@ Histogram& Registry::histogram(const std::string& name, const std::string& help,
   return *slot;
 }
 
+Gauge& Registry::gauge(const std::string& name, const std::string& help, const Labels& labels) {
+  std::lock_guard lock(mutex_);
+  auto& slot = family(name, help, "gauge").set_gauges[format_labels(labels)];
+  if (!slot) slot = std::make_unique<Gauge>();
+  return *slot;
+}
+
 void Registry::gauge(const std::string& name, const std::string& help, const Labels& labels,
                      std::function<double()> read) {
   std::lock_guard lock(mutex_);
@@ -110,6 +117,7 @@ std::string Registry::render() const {
     for (const auto& [labels, counter] : fam.counters) out += name + labels + " " + format_number(counter->value()) + "\n";
     for (const auto& [labels, histogram] : fam.histograms) histogram->render(out, name, labels);
     for (const auto& [labels, read] : fam.gauges) out += name + labels + " " + format_number(read()) + "\n";
+    for (const auto& [labels, gauge] : fam.set_gauges) out += name + labels + " " + format_number(gauge->value()) + "\n";
   }
   return out;
 }

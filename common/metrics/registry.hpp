@@ -24,6 +24,15 @@ class Counter {
   std::atomic<double> value_{0};
 };
 
+class Gauge {
+ public:
+  void set(double value) { value_.store(value, std::memory_order_relaxed); }
+  double value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<double> value_{0};
+};
+
 class Histogram {
  public:
   explicit Histogram(std::vector<double> bounds);
@@ -44,6 +53,7 @@ class Registry {
   Counter& counter(const std::string& name, const std::string& help, const Labels& labels = {});
   Histogram& histogram(const std::string& name, const std::string& help, const Labels& labels = {},
                        std::vector<double> bounds = default_latency_buckets());
+  Gauge& gauge(const std::string& name, const std::string& help, const Labels& labels = {});
   // A gauge read when scraped (pool sizes, timestamps).
   void gauge(const std::string& name, const std::string& help, const Labels& labels, std::function<double()> read);
   std::string render() const;
@@ -57,6 +67,7 @@ class Registry {
     std::map<std::string, std::unique_ptr<Counter>> counters;
     std::map<std::string, std::unique_ptr<Histogram>> histograms;
     std::map<std::string, std::function<double()>> gauges;
+    std::map<std::string, std::unique_ptr<Gauge>> set_gauges;
   };
   Family& family(const std::string& name, const std::string& help, const char* type);
 
