@@ -7,4 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin_dir=build-fault/bin
 [ -x "$bin_dir/rocket-rides-api" ] || bin_dir=build/bin
-exec python3 tests/fault/fault_suite.py --profile long --duration 1200 --clients 32 --bin-dir "$bin_dir" "$@"
+python=/usr/bin/python3  # Debian's own: stdlib only, and no wrapper between us and the signals
+[ -x "$python" ] || python=python3
+exec "$python" tests/fault/fault_suite.py --profile long --duration 1200 --clients 32 --bin-dir "$bin_dir" "$@"
