@@ -690,7 +690,9 @@ class Suite:
         plan = list(kinds)
         self.rng.shuffle(plan)
         time.sleep(min(3.0, duration / 10))
-        slot = max(1.0, (duration * 0.8) / max(1, len(plan)))
+        # The guaranteed ones come at least as often as the fault rate asks, and all of them
+        # within the first 80% of the run.
+        slot = max(1.0, min((duration * 0.8) / max(1, len(plan)), 60.0 / max(0.01, self.args.fault_rate)))
         for kind in plan:
             slot_start = time.time()
             self.check_daemons()
