@@ -4,6 +4,7 @@
 #include "common/cli/run_main.hpp"
 #include "common/daemon/daemon_args.hpp"
 #include "common/daemon/loop_runner.hpp"
+#include "common/daemon/metrics_endpoint.hpp"
 #include "common/daemon/stop_signal.hpp"
 #include "common/maintenance/reaper.hpp"
 #include "common/maintenance/reaper_settings.hpp"
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
       }
       return rr::cli::kExitOk;
     }
+    rr::daemon::MetricsEndpoint metrics(settings.loop.metrics_address, settings.loop.metrics_port);
     rr::daemon::run_loop(rr::daemon::LoopOptions::from_settings("reaper", settings.loop), pass);
     return rr::cli::kExitOk;
   });

@@ -30,6 +30,7 @@ LoopSettings LoopSettings::from_env(const Environment& env, const std::string& p
   settings.idle_sleep = env.seconds(prefix + "_IDLE_SLEEP", default_idle_sleep, 0.01, 3600);
   settings.max_backoff = env.seconds(prefix + "_MAX_BACKOFF", 30, 0.1, 3600);
   settings.metrics_port = env.get("METRICS_PORT") ? env.port("METRICS_PORT", std::nullopt) : 0;
+  settings.metrics_address = env.string_or("METRICS_ADDRESS", "127.0.0.1");
   settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
   return settings;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/base/log.hpp"
+#include "common/metrics/registry.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/rides/ride_flow.hpp"
 
@@ -124,6 +125,14 @@ CompleterReport Completer::run_once() {
   if (report.candidates > 0) {
     log::info("completer pass",
               {{"completed", report.completed}, {"failed", report.failed}, {"skipped", report.skipped}});
+    auto& registry = metrics::default_registry();
+    const char* help = "Abandoned keys the completer handled, by result.";
+    registry.counter("rocket_rides_completer_keys_total", help, {{"result", "completed"}})
+        .inc(static_cast<double>(report.completed));
+    registry.counter("rocket_rides_completer_keys_total", help, {{"result", "failed"}})
+        .inc(static_cast<double>(report.failed));
+    registry.counter("rocket_rides_completer_keys_total", help, {{"result", "skipped"}})
+        .inc(static_cast<double>(report.skipped));
   }
   return report;
 }

@@ -5,6 +5,7 @@
 
 #include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
+#include "common/metrics/registry.hpp"
 
 namespace rr::maintenance {
 
@@ -67,6 +68,11 @@ ReaperReport Reaper::run_once() {
   }
   if (report.deleted > 0) {
     log::info("reaper pass", {{"deleted", report.deleted}, {"archived", report.archived}});
+    auto& registry = metrics::default_registry();
+    registry.counter("rocket_rides_reaper_keys_deleted_total", "Idempotency keys the reaper deleted.")
+        .inc(static_cast<double>(report.deleted));
+    registry.counter("rocket_rides_reaper_keys_archived_total", "Unfinished keys archived before deletion.")
+        .inc(static_cast<double>(report.archived));
   }
   return report;
 }
