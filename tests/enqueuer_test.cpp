@@ -19,6 +19,7 @@
 #include "common/daemon/stop_signal.hpp"
 #include "common/jobs/enqueuer.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
+#include "common/metrics/registry.hpp"
 #include "common/redis/connection.hpp"
 #include "common/redis/redis_url.hpp"
 #include "support/process.hpp"
@@ -185,6 +186,14 @@ BOOST_AUTO_TEST_CASE(one_staged_job_is_pushed_to_redis_and_removed_from_the_tabl
   auto payloads = queued();
   BOOST_REQUIRE(payloads.size() == 1u);
   BOOST_TEST(jid_of(payloads[0]) == *jids.begin());
+}
+
+BOOST_AUTO_TEST_CASE(moved_jobs_are_counted_in_the_metrics_registry_per_queue) {
+  stage(3);
+  Enqueuer enqueuer(config());
+  enqueuer.run_once();
+  std::string text = rr::metrics::default_registry().render();
+  BOOST_TEST(text.find("rocket_rides_enqueuer_jobs_total{queue=\"" + queue + "\"} 3") != std::string::npos, text);
 }
 
 BOOST_AUTO_TEST_CASE(an_empty_table_is_a_no_op) {

@@ -10,6 +10,7 @@
 #include "common/base/log.hpp"
 #include "common/daemon/stop_signal.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
+#include "common/metrics/registry.hpp"
 
 namespace rr::jobs {
 
@@ -48,7 +49,12 @@ bool idle_connection_has_input(int socket) {
 
 }  // namespace
 
-Enqueuer::Enqueuer(EnqueuerConfig config) : config_(std::move(config)), listener_(config_.database_url) {}
+Enqueuer::Enqueuer(EnqueuerConfig config)
+    : config_(std::move(config)),
+      listener_(config_.database_url),
+      jobs_metric_(metrics::default_registry().counter("rocket_rides_enqueuer_jobs_total",
+                                                       "Jobs pushed to Redis and removed from staged_jobs.",
+                                                       {{"queue", config_.queue}})) {}
 
 Enqueuer::~Enqueuer() = default;
 
@@ -129,6 +135,7 @@ EnqueueReport Enqueuer::run_once() {
   }
   if (report.enqueued > 0) {
     report.passes = 1;
+    jobs_metric_.inc(static_cast<double>(report.enqueued));
     log::info("enqueued jobs", {{"enqueued", report.enqueued}, {"queue", config_.queue}});
   }
   return report;

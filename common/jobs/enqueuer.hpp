@@ -13,6 +13,10 @@
 #include "common/jobs/staged_jobs_listener.hpp"
 #include "common/redis/connection.hpp"
 
+namespace rr::metrics {
+class Counter;
+}
+
 namespace rr::jobs {
 
 struct EnqueueReport {
@@ -58,6 +62,7 @@ class Enqueuer {
   std::optional<redis::Connection> redis_;
   StagedJobsListener listener_;
   std::function<void()> before_commit_;
+  metrics::Counter& jobs_metric_;
 };
 
 }  // namespace rr::jobs
