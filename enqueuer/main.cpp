@@ -5,6 +5,7 @@
 #include "common/cli/run_main.hpp"
 #include "common/daemon/daemon_args.hpp"
 #include "common/daemon/loop_runner.hpp"
+#include "common/daemon/metrics_endpoint.hpp"
 #include "common/daemon/stop_signal.hpp"
 #include "common/jobs/enqueuer.hpp"
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
       enqueuer.drain();
       return rr::cli::kExitOk;
     }
+    rr::daemon::MetricsEndpoint metrics(config.loop.metrics_address, config.loop.metrics_port);
     auto options = rr::daemon::LoopOptions::from_settings("enqueuer", config.loop);
     options.wait_for_work = [&](std::chrono::milliseconds timeout) { return enqueuer.wait_for_jobs(timeout); };
     rr::log::info("enqueuer started", {{"queue", config.queue}, {"batch_size", config.loop.batch_size}});

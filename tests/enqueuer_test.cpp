@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/daemon/stop_signal.hpp"
+#include "common/http/client.hpp"
 #include "common/jobs/enqueuer.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
 #include "common/metrics/registry.hpp"
@@ -540,6 +541,25 @@ BOOST_AUTO_TEST_CASE(the_daemon_rides_out_a_redis_outage_and_delivers_everything
   daemon.signal(SIGTERM);
   BOOST_TEST(daemon.wait(15s).value_or(-1) == 0);
   BOOST_TEST(daemon.output().find("enqueuer recovered") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(metrics_port_serves_the_count_of_enqueued_jobs) {
+  stage(3);
+  auto port = rr::test::free_port();
+  auto env = binary_env();
+  env["METRICS_PORT"] = std::to_string(port);
+  rr::test::ChildProcess daemon({rr::test::binary("rocket-rides-enqueuer")}, env);
+  BOOST_REQUIRE_MESSAGE(rr::test::wait_for_port(port, 15s), daemon.output());
+  const std::string expected = "rocket_rides_enqueuer_jobs_total{queue=\"" + queue + "\"} 3";
+  std::string page;
+  for (int i = 0; i < 100 && page.find(expected) == std::string::npos; ++i) {
+    page = rr::http::send({"GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics", {}, "", 2s}).body;
+    if (page.find(expected) == std::string::npos) std::this_thread::sleep_for(50ms);
+  }
+  BOOST_TEST(page.find(expected) != std::string::npos, page);
+  BOOST_TEST(page.find("rocket_rides_loop_passes_total{loop=\"enqueuer\"}") != std::string::npos);
+  daemon.signal(SIGTERM);
+  BOOST_TEST(daemon.wait(15s).value_or(-1) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_redis_url_exits_two_naming_it) {
