@@ -81,7 +81,8 @@ LoopStats run_loop(const LoopOptions& options, const std::function<PassOutcome()
       PassOutcome outcome = run_once();
       ++stats.passes;
       passes_metric.inc();
-      last_success_metric.set(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+      last_success_metric.set(
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
       notify_watchdog();
       if (!ready) {
         // Ready means "connected and did a pass", so a unit that starts us can rely on it.
