@@ -24,6 +24,7 @@
 #include "common/redis/connection.hpp"
 #include "common/redis/redis_url.hpp"
 #include "support/process.hpp"
+#include "support/redis_server.hpp"
 #include "support/test_database.hpp"
 
 using namespace std::chrono_literals;
@@ -34,28 +35,7 @@ using rr::redis::parse_redis_url;
 
 namespace {
 
-// A redis-server of the test's own, for tests that stop and start Redis.
-class RedisServer {
- public:
-  RedisServer() : port_(rr::test::free_port()) { start(); }
-  ~RedisServer() { stop(); }
-  void start() {
-    process_.emplace(std::vector<std::string>{"/usr/bin/redis-server", "--port", std::to_string(port_), "--bind",
-                                              "127.0.0.1", "--save", "", "--appendonly", "no"});
-    BOOST_REQUIRE_MESSAGE(rr::test::wait_for_port(port_, 10s), "redis-server did not start: " << process_->output());
-  }
-  void stop() {
-    if (!process_) return;
-    process_->signal(SIGTERM);
-    process_->wait(10s);
-    process_.reset();
-  }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
-
- private:
-  std::uint16_t port_;
-  std::optional<rr::test::ChildProcess> process_;
-};
+using rr::test::RedisServer;
 
 rr::test::TestDatabase& database() {
   static rr::test::TestDatabase db;

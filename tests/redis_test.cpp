@@ -12,6 +12,7 @@
 #include "common/redis/connection.hpp"
 #include "common/redis/redis_url.hpp"
 #include "support/process.hpp"
+#include "support/redis_server.hpp"
 #include "support/test_database.hpp"
 
 using namespace std::chrono_literals;
@@ -23,34 +24,7 @@ using rr::redis::Reply;
 
 namespace {
 
-// A redis-server of the test's own, for cases that need a password, a socket or to stop it.
-class RedisServer {
- public:
-  explicit RedisServer(std::vector<std::string> extra = {}) : port_(rr::test::free_port()), extra_(std::move(extra)) {
-    start();
-  }
-  ~RedisServer() { stop(); }
-  void start() {
-    std::vector<std::string> argv{
-        "/usr/bin/redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-        "--appendonly",          "no"};
-    argv.insert(argv.end(), extra_.begin(), extra_.end());
-    process_.emplace(argv);
-    BOOST_REQUIRE_MESSAGE(rr::test::wait_for_port(port_, 10s), "redis-server did not start: " << process_->output());
-  }
-  void stop() {
-    if (!process_) return;
-    process_->signal(SIGTERM);
-    process_->wait(10s);
-    process_.reset();
-  }
-  std::uint16_t port() const { return port_; }
-
- private:
-  std::uint16_t port_;
-  std::vector<std::string> extra_;
-  std::optional<rr::test::ChildProcess> process_;
-};
+using rr::test::RedisServer;
 
 Connection shared_redis() { return Connection(parse_redis_url(rr::test::require_env("REDIS_URL"))); }
 

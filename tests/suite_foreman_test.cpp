@@ -9,41 +9,18 @@
 
 #include "common/auth/users.hpp"
 #include "support/process.hpp"
+#include "support/redis_server.hpp"
 #include "support/test_database.hpp"
 
 using namespace rr::test;
 
-namespace {
-
-// A Redis of our own, so that the enqueuer's queue is not shared with other suites.
-class OwnRedis {
- public:
-  OwnRedis() : port_(free_port()) {
-    auto result = run_command({"/usr/bin/redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                               "--save", "", "--appendonly", "no", "--daemonize", "yes", "--pidfile", pidfile()});
-    BOOST_REQUIRE(result.exit_code == 0);
-    BOOST_REQUIRE(wait_for_port(port_, std::chrono::seconds(5)));
-  }
-  ~OwnRedis() { run_command({"/usr/bin/redis-cli", "-p", std::to_string(port_), "shutdown", "nosave"}); }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
-  std::string cli(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {"/usr/bin/redis-cli", "-p", std::to_string(port_)};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_command(argv).out;
-  }
-
- private:
-  std::string pidfile() const { return "/tmp/rr-redis-" + std::to_string(port_) + ".pid"; }
-  std::uint16_t port_;
-};
-
-}  // namespace
+using rr::test::RedisServer;
 
 BOOST_AUTO_TEST_SUITE(suite_under_foreman)
 
 BOOST_AUTO_TEST_CASE(simulated_traffic_reaches_every_daemon_within_a_minute) {
   TestDatabase db;
-  OwnRedis redis;
+  RedisServer redis;  // its own queue, not shared with other suites
   auto token = rr::auth::create_user(db.conn(), "demo@example.com", "cus_demo").token;
   std::string env_path = "/tmp/rr-suite-" + random_suffix() + ".env";
   std::string api_port = std::to_string(free_port());

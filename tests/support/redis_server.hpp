@@ -1,0 +1,35 @@
+// A redis-server of a test's own on a free loopback port, for tests that stop and start Redis or
+// need a queue no other suite touches. Stopped on destruction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+
+namespace rr::test {
+
+class RedisServer {
+ public:
+  explicit RedisServer(std::vector<std::string> extra_args = {});
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  // Starts again on the same port (an empty Redis: nothing is saved).
+  void start();
+  void stop();
+  std::uint16_t port() const { return port_; }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
+  // Runs redis-cli against it and returns its standard output.
+  std::string cli(const std::vector<std::string>& args) const;
+
+ private:
+  std::uint16_t port_;
+  std::vector<std::string> extra_args_;
+  std::optional<ChildProcess> process_;
+};
+
+}  // namespace rr::test
