@@ -48,8 +48,7 @@ int run_migrate() {
   auto settings = config::DatabaseSettings::from_env(config::Environment::process());
   pqxx::connection conn(settings.url);
   auto report = db::migrate(conn, db::embedded_migrations());
-  log::info("migrations complete",
-            {{"applied", report.applied.size()}, {"already_applied", report.already_applied}});
+  log::info("migrations complete", {{"applied", report.applied.size()}, {"already_applied", report.already_applied}});
   return cli::kExitOk;
 }
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     rr::log::use_stderr();
     if (args[0] == "migrate") return rr::api::run_migrate();
     if (args[0] == "user") return rr::api::run_user_command(args);
-    throw rr::cli::UsageError("unknown subcommand \"" + args[0] + "\" (expected no argument to serve, migrate or user)");
+    throw rr::cli::UsageError("unknown subcommand \"" + args[0] +
+                              "\" (expected no argument to serve, migrate or user)");
   });
 }

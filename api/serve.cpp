@@ -78,8 +78,10 @@ int run_server() {
   options.worker_threads = settings.worker_threads;
   http::Server server(options, [&app](const http::Request& request) { return app.handle(request); });
   server.start();
-  log::info("listening", {{"address", settings.bind_address}, {"port", server.port()},
-                          {"workers", settings.worker_threads}, {"pool_size", settings.database_pool_size}});
+  log::info("listening", {{"address", settings.bind_address},
+                          {"port", server.port()},
+                          {"workers", settings.worker_threads},
+                          {"pool_size", settings.database_pool_size}});
   daemon::notify_ready();
   HealthWatchdog watchdog(settings.bind_address, server.port());
 

@@ -179,7 +179,8 @@ BOOST_AUTO_TEST_CASE(systemd_hears_ready_watchdog_pings_and_stopping) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_naming_the_variable) {
-  auto missing = run_command({binary("rocket-rides-api")}, {{"DATABASE_URL", db.url()}, {"STRIPE_API_KEY", std::nullopt}});
+  auto missing =
+      run_command({binary("rocket-rides-api")}, {{"DATABASE_URL", db.url()}, {"STRIPE_API_KEY", std::nullopt}});
   BOOST_TEST(missing.exit_code == 2);
   BOOST_TEST(missing.out.find("STRIPE_API_KEY") != std::string::npos);
   auto bad_port = run_command({binary("rocket-rides-api")},

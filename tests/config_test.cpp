@@ -72,8 +72,7 @@ BOOST_AUTO_TEST_CASE(missing_stripe_key_is_named) {
 BOOST_AUTO_TEST_CASE(bad_seconds_values_are_rejected) {
   for (const char* bad : {"abc", "-1", "1e3", "0x10", "nan", "inf", "10s", " 5", "0"}) {
     auto env = Environment::from_map({{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", bad}});
-    BOOST_TEST(failing_variable([&] { rr::config::WorkflowSettings::from_env(env); }) ==
-                   "IDEMPOTENCY_KEY_LOCK_TIMEOUT",
+    BOOST_TEST(failing_variable([&] { rr::config::WorkflowSettings::from_env(env); }) == "IDEMPOTENCY_KEY_LOCK_TIMEOUT",
                "value " << bad);
   }
 }
@@ -87,9 +86,9 @@ BOOST_AUTO_TEST_CASE(seconds_accept_decimals) {
 BOOST_AUTO_TEST_CASE(bad_integers_and_ports_are_rejected) {
   for (const char* bad : {"0", "-5", "1.5", "ten", "100001", "99999999999999999999"}) {
     auto env = Environment::from_map({{"ENQUEUER_BATCH_SIZE", bad}});
-    BOOST_TEST(failing_variable([&] { rr::config::LoopSettings::from_env(env, "ENQUEUER", 1); }) ==
-                   "ENQUEUER_BATCH_SIZE",
-               "value " << bad);
+    BOOST_TEST(
+        failing_variable([&] { rr::config::LoopSettings::from_env(env, "ENQUEUER", 1); }) == "ENQUEUER_BATCH_SIZE",
+        "value " << bad);
   }
   for (const char* bad : {"0", "65536", "http", "-1"}) {
     auto env = Environment::from_map({{"METRICS_PORT", bad}});
@@ -112,7 +111,8 @@ BOOST_AUTO_TEST_CASE(finite_decimal_parser_is_strict) {
   BOOST_TEST(parse_finite_decimal("-122").value() == -122.0);
   BOOST_TEST(parse_finite_decimal("+0.5").value() == 0.5);
   BOOST_TEST(parse_finite_decimal(".5").value() == 0.5);
-  for (std::string bad : std::vector<std::string>{"", "-", ".", "1.2.3", "NaN", "inf", "0x1A", "1e5", "12abc", "1 ", std::string("1\0", 2)}) {
+  for (std::string bad : std::vector<std::string>{"", "-", ".", "1.2.3", "NaN", "inf", "0x1A", "1e5", "12abc", "1 ",
+                                                  std::string("1\0", 2)}) {
     BOOST_TEST(!parse_finite_decimal(bad).has_value(), "value " << bad);
   }
 }

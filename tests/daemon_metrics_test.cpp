@@ -25,12 +25,14 @@ BOOST_AUTO_TEST_CASE(the_reapers_metrics_count_the_keys_it_reaped) {
     tx.commit();
   }
   auto port = free_port();
-  ChildProcess reaper({binary("rocket-rides-reaper")},
-                      {{"DATABASE_URL", db.url()}, {"METRICS_PORT", std::to_string(port)}, {"REAPER_IDLE_SLEEP", "0.2"}});
+  ChildProcess reaper(
+      {binary("rocket-rides-reaper")},
+      {{"DATABASE_URL", db.url()}, {"METRICS_PORT", std::to_string(port)}, {"REAPER_IDLE_SLEEP", "0.2"}});
   BOOST_REQUIRE_MESSAGE(wait_for_port(port, std::chrono::seconds(10)), reaper.output());
   std::string page;
   for (int i = 0; i < 100; ++i) {
-    page = rr::http::send({"GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics", {}, "", std::chrono::seconds(2)})
+    page = rr::http::send(
+               {"GET", "http://127.0.0.1:" + std::to_string(port) + "/metrics", {}, "", std::chrono::seconds(2)})
                .body;
     if (page.find("rocket_rides_reaper_keys_deleted_total 3") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -18,8 +18,9 @@ struct RunnerFixture {
 
   RunnerFixture() {
     pqxx::work tx(db.conn());
-    user_id = tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('u@example.com', 'cus') RETURNING id")[0][0]
-                  .as<std::int64_t>();
+    user_id =
+        tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('u@example.com', 'cus') RETURNING id")[0][0]
+            .as<std::int64_t>();
     tx.commit();
   }
 

@@ -4,13 +4,13 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 
-#include "common/auth/tokens.hpp"
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <future>
 #include <thread>
+#include "common/auth/tokens.hpp"
 
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"

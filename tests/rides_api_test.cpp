@@ -98,16 +98,17 @@ BOOST_AUTO_TEST_CASE(missing_authorization_is_401_and_creates_no_key) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_token_is_401_and_creates_no_key) {
-  BOOST_TEST(post_ride(new_key(), kDefaultForm, "application/x-www-form-urlencoded", "rr_" + std::string(64, 'a'))
-                 .status == 401);
+  BOOST_TEST(
+      post_ride(new_key(), kDefaultForm, "application/x-www-form-urlencoded", "rr_" + std::string(64, 'a')).status ==
+      401);
   BOOST_TEST(post_ride(new_key(), kDefaultForm, "application/x-www-form-urlencoded", "garbage").status == 401);
   expect_nothing_written(*this);
 }
 
 BOOST_AUTO_TEST_CASE(bad_idempotency_keys_are_400_and_create_no_key) {
-  for (const std::string& key : {std::string(""), std::string(19, 'k'), std::string(256, 'k'),
-                                 std::string("key-with-a-newline\n-0000000"), std::string("caf\xc3\xa9-key-000000000000000"),
-                                 std::string("\"unterminated-escape-\\x-0000\"")}) {
+  for (const std::string& key :
+       {std::string(""), std::string(19, 'k'), std::string(256, 'k'), std::string("key-with-a-newline\n-0000000"),
+        std::string("caf\xc3\xa9-key-000000000000000"), std::string("\"unterminated-escape-\\x-0000\"")}) {
     auto r = post_ride(key);
     BOOST_TEST(r.status == 400, "key of length " << key.size() << ": " << r.body);
     BOOST_TEST(error_type(r) == "invalid_request_error");
@@ -129,15 +130,15 @@ BOOST_AUTO_TEST_CASE(missing_idempotency_key_header_is_400) {
 
 BOOST_AUTO_TEST_CASE(bad_parameters_are_422_and_create_no_key) {
   const std::vector<std::string> bodies = {
-      "origin_lon=1&target_lat=1&target_lon=1",                      // missing
-      "origin_lat=&origin_lon=1&target_lat=1&target_lon=1",          // empty
-      "origin_lat=NaN&origin_lon=1&target_lat=1&target_lon=1",       // not finite
-      "origin_lat=inf&origin_lon=1&target_lat=1&target_lon=1",       // not finite
-      "origin_lat=0x1A&origin_lon=1&target_lat=1&target_lon=1",      // hex
-      "origin_lat=12abc&origin_lon=1&target_lat=1&target_lon=1",     // trailing garbage
-      "origin_lat=1%002&origin_lon=1&target_lat=1&target_lon=1",     // embedded NUL
-      "origin_lat=90.0001&origin_lon=1&target_lat=1&target_lon=1",   // latitude out of range
-      "origin_lat=1&origin_lon=-180.5&target_lat=1&target_lon=1",    // longitude out of range
+      "origin_lon=1&target_lat=1&target_lon=1",                            // missing
+      "origin_lat=&origin_lon=1&target_lat=1&target_lon=1",                // empty
+      "origin_lat=NaN&origin_lon=1&target_lat=1&target_lon=1",             // not finite
+      "origin_lat=inf&origin_lon=1&target_lat=1&target_lon=1",             // not finite
+      "origin_lat=0x1A&origin_lon=1&target_lat=1&target_lon=1",            // hex
+      "origin_lat=12abc&origin_lon=1&target_lat=1&target_lon=1",           // trailing garbage
+      "origin_lat=1%002&origin_lon=1&target_lat=1&target_lon=1",           // embedded NUL
+      "origin_lat=90.0001&origin_lon=1&target_lat=1&target_lon=1",         // latitude out of range
+      "origin_lat=1&origin_lon=-180.5&target_lat=1&target_lon=1",          // longitude out of range
       "origin_lat=1&origin_lat=2&origin_lon=1&target_lat=1&target_lon=1",  // repeated
   };
   for (const auto& body : bodies) {
@@ -146,10 +147,12 @@ BOOST_AUTO_TEST_CASE(bad_parameters_are_422_and_create_no_key) {
   }
   BOOST_TEST(post_ride(new_key(), "{\"origin_lat\":\"abc\",\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}", kJson)
                  .status == 422);
-  BOOST_TEST(post_ride(new_key(), "{\"origin_lat\":true,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}", kJson)
-                 .status == 422);
-  BOOST_TEST(post_ride(new_key(), "{\"origin_lat\":100,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}", kJson)
-                 .status == 422);
+  BOOST_TEST(
+      post_ride(new_key(), "{\"origin_lat\":true,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}", kJson).status ==
+      422);
+  BOOST_TEST(
+      post_ride(new_key(), "{\"origin_lat\":100,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}", kJson).status ==
+      422);
   expect_nothing_written(*this);
 }
 

@@ -14,10 +14,13 @@ struct SchemaFixture {
 
   SchemaFixture() {
     pqxx::work tx(db.conn());
-    alice = tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('alice@example.com', 'cus_a') RETURNING id")[0][0]
-                .as<std::int64_t>();
-    bob = tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('bob@example.com', 'cus_b') RETURNING id")[0][0]
-              .as<std::int64_t>();
+    alice =
+        tx.exec(
+              "INSERT INTO users (email, stripe_customer_id) VALUES ('alice@example.com', 'cus_a') RETURNING id")[0][0]
+            .as<std::int64_t>();
+    bob =
+        tx.exec("INSERT INTO users (email, stripe_customer_id) VALUES ('bob@example.com', 'cus_b') RETURNING id")[0][0]
+            .as<std::int64_t>();
     tx.commit();
   }
 
@@ -86,8 +89,8 @@ BOOST_AUTO_TEST_CASE(response_body_is_kept_byte_for_byte) {
   std::string body = "{\"z\":1,  \"a\":{\"b\":2.50}}";
   {
     pqxx::work tx(db.conn());
-    tx.exec_params(
-        "UPDATE idempotency_keys SET recovery_point = 'finished', response_code = 201, response_body = $1", body);
+    tx.exec_params("UPDATE idempotency_keys SET recovery_point = 'finished', response_code = 201, response_body = $1",
+                   body);
     tx.commit();
   }
   BOOST_TEST(db.scalar("SELECT response_body FROM idempotency_keys") == body);

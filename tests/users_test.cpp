@@ -63,9 +63,9 @@ BOOST_AUTO_TEST_CASE(duplicate_email_is_a_clear_error) {
 
 BOOST_AUTO_TEST_CASE(user_create_command_prints_only_the_token) {
   TestDatabase db;
-  auto result = run_command({binary("rocket-rides-api"), "user", "create", "--email", "cli@example.com",
-                             "--stripe-customer", "cus_cli"},
-                            {{"DATABASE_URL", db.url()}});
+  auto result = run_command(
+      {binary("rocket-rides-api"), "user", "create", "--email", "cli@example.com", "--stripe-customer", "cus_cli"},
+      {{"DATABASE_URL", db.url()}});
   BOOST_TEST(result.exit_code == 0, result.err);
   BOOST_REQUIRE(!result.out.empty());
   BOOST_TEST(result.out.back() == '\n');
@@ -77,9 +77,9 @@ BOOST_AUTO_TEST_CASE(user_create_command_prints_only_the_token) {
                        "'cli@example.com' AND t.token_hash = sha256(convert_to('" +
                        token + "', 'UTF8'))") == "1");
 
-  auto again = run_command({binary("rocket-rides-api"), "user", "create", "--email", "cli@example.com",
-                            "--stripe-customer", "cus_cli"},
-                           {{"DATABASE_URL", db.url()}});
+  auto again = run_command(
+      {binary("rocket-rides-api"), "user", "create", "--email", "cli@example.com", "--stripe-customer", "cus_cli"},
+      {{"DATABASE_URL", db.url()}});
   BOOST_TEST(again.exit_code == 1);
   BOOST_TEST(again.out.empty());
   BOOST_TEST(again.err.find("already exists") != std::string::npos);

@@ -161,7 +161,9 @@ http::Response App::metrics_page() {
   body += "# HELP rocket_rides_db_pool_waiting Requests waiting for a database connection.\n";
   body += "# TYPE rocket_rides_db_pool_waiting gauge\n";
   body += "rocket_rides_db_pool_waiting " + std::to_string(stats.waiting) + "\n";
-  body += "# HELP rocket_rides_serialization_retries_total Transactions retried after a serialization failure or deadlock.\n";
+  body +=
+      "# HELP rocket_rides_serialization_retries_total Transactions retried after a serialization failure or "
+      "deadlock.\n";
   body += "# TYPE rocket_rides_serialization_retries_total counter\n";
   body += "rocket_rides_serialization_retries_total " + std::to_string(runner_.serialization_retries()) + "\n";
   return http::Response{200, "text/plain; version=0.0.4", {}, body};

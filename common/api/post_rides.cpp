@@ -41,8 +41,8 @@ http::Response App::post_rides(const http::Request& request) {
     return response;
   }
   if (std::holds_alternative<idempotency::InFlight>(acquired)) {
-    throw ApiError(409, "idempotency_error",
-                   "A request with this Idempotency-Key is still in progress; retry later.", 1);
+    throw ApiError(409, "idempotency_error", "A request with this Idempotency-Key is still in progress; retry later.",
+                   1);
   }
   if (std::holds_alternative<idempotency::Mismatch>(acquired)) {
     throw ApiError(422, "idempotency_error",
@@ -50,8 +50,10 @@ http::Response App::post_rides(const http::Request& request) {
   }
 
   auto& locked = std::get<idempotency::Acquired>(acquired);
-  log::debug("idempotency key locked", {{"key", auth::log_tag(key)}, {"key_id", locked.key.id},
-                                        {"recovery_point", locked.key.recovery_point}, {"created", locked.created}});
+  log::debug("idempotency key locked", {{"key", auth::log_tag(key)},
+                                        {"key_id", locked.key.id},
+                                        {"recovery_point", locked.key.recovery_point},
+                                        {"created", locked.created}});
   rides::RideRun run{stripe_, user->stripe_customer_id};
   auto flow = rides::make_ride_flow(run);
   auto outcome = runner_.run(flow, std::move(locked.key));

@@ -24,7 +24,8 @@ ApiError invalid_param(const std::string& name, const std::string& problem) {
 double checked_coordinate(const std::string& name, double value) {
   bool latitude = name.ends_with("_lat");
   if (latitude ? !rides::valid_latitude(value) : !rides::valid_longitude(value)) {
-    throw invalid_param(name, latitude ? "must be a latitude between -90 and 90" : "must be a longitude between -180 and 180");
+    throw invalid_param(
+        name, latitude ? "must be a latitude between -90 and 90" : "must be a longitude between -180 and 180");
   }
   return value;
 }

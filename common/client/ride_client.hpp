@@ -19,10 +19,10 @@ struct RideClientOptions {
 };
 
 struct RideAttemptResult {
-  int status = 0;        // the last status seen (0: no answer)
-  std::string body;      // the last body seen
+  int status = 0;    // the last status seen (0: no answer)
+  std::string body;  // the last body seen
   int attempts = 0;
-  bool final = false;    // false: gave up (abandoned) before a final answer
+  bool final = false;     // false: gave up (abandoned) before a final answer
   bool replayed = false;  // the final answer carried Idempotent-Replayed: true
 };
 

@@ -11,11 +11,11 @@
 namespace rr::client {
 
 struct SimulatorSettings {
-  RideClientOptions client;   // SIMULATOR_API_URL, SIMULATOR_TOKEN
-  double rides_per_second;    // SIMULATOR_RATE, default 1
-  double abandon_rate;        // SIMULATOR_ABANDON_RATE, default 0.1: give up after the first failure
-  std::size_t concurrency;    // SIMULATOR_CONCURRENCY, default 4 clients
-  std::int64_t max_rides;     // SIMULATOR_MAX_RIDES, 0 = forever
+  RideClientOptions client;  // SIMULATOR_API_URL, SIMULATOR_TOKEN
+  double rides_per_second;   // SIMULATOR_RATE, default 1
+  double abandon_rate;       // SIMULATOR_ABANDON_RATE, default 0.1: give up after the first failure
+  std::size_t concurrency;   // SIMULATOR_CONCURRENCY, default 4 clients
+  std::int64_t max_rides;    // SIMULATOR_MAX_RIDES, 0 = forever
   static SimulatorSettings from_env(const config::Environment& env);
 };
 

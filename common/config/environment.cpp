@@ -72,8 +72,8 @@ std::optional<double> parse_finite_decimal(std::string_view text) {
   // from_chars rejects a leading '+'.
   std::string_view digits_part = text[0] == '+' ? text.substr(1) : text;
   double value = 0;
-  auto [end, error] = std::from_chars(digits_part.data(), digits_part.data() + digits_part.size(), value,
-                                      std::chars_format::fixed);
+  auto [end, error] =
+      std::from_chars(digits_part.data(), digits_part.data() + digits_part.size(), value, std::chars_format::fixed);
   if (error != std::errc() || end != digits_part.data() + digits_part.size() || !std::isfinite(value)) {
     return std::nullopt;
   }
@@ -114,8 +114,8 @@ double bounded_decimal(const std::string& name, const std::optional<std::string>
   if (!text) return fallback;
   auto value = parse_finite_decimal(*text);
   if (!value) {
-    throw ConfigError(name, std::string("must be a ") + (*unit ? "number of seconds" : "decimal number") +
-                                ", got \"" + *text + "\"");
+    throw ConfigError(
+        name, std::string("must be a ") + (*unit ? "number of seconds" : "decimal number") + ", got \"" + *text + "\"");
   }
   if (*value < min || *value > max) {
     char buf[160];
@@ -131,8 +131,7 @@ double Environment::decimal(const std::string& name, double fallback, double min
   return bounded_decimal(name, get(name), fallback, min, max, "");
 }
 
-std::chrono::milliseconds Environment::seconds(const std::string& name, double fallback, double min,
-                                               double max) const {
+std::chrono::milliseconds Environment::seconds(const std::string& name, double fallback, double min, double max) const {
   double value = bounded_decimal(name, get(name), fallback, min, max, " seconds");
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000.0)));
 }

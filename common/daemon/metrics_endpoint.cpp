@@ -20,7 +20,8 @@ MetricsEndpoint::MetricsEndpoint(const std::string& address, std::uint16_t port)
     if (request.method == "GET" && request.path == "/healthz") {
       return http::Response{200, "application/json", {}, "{\"status\":\"ok\"}"};
     }
-    return http::Response{404, "application/json", {}, "{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"No such route.\"}}"};
+    return http::Response{
+        404, "application/json", {}, "{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"No such route.\"}}"};
   });
   server_->start();
   log::info("metrics endpoint listening", {{"address", address}, {"port", server_->port()}});

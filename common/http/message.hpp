@@ -12,10 +12,10 @@
 namespace rr::http {
 
 struct Request {
-  std::string method;  // "GET", "POST", ... as sent
-  std::string target;  // the raw request target, e.g. "/rides?limit=5"
-  std::string path;    // target up to '?'
-  std::string query;   // after '?', without it ("" when none)
+  std::string method;                                        // "GET", "POST", ... as sent
+  std::string target;                                        // the raw request target, e.g. "/rides?limit=5"
+  std::string path;                                          // target up to '?'
+  std::string query;                                         // after '?', without it ("" when none)
   std::vector<std::pair<std::string, std::string>> headers;  // names as sent
   std::string body;
   std::string remote_address;  // peer IP, e.g. "127.0.0.1"

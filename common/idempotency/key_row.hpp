@@ -15,7 +15,7 @@ struct KeyRow {
   std::int64_t id = 0;
   std::int64_t user_id = 0;
   std::string recovery_point;
-  std::string lock_token;  // ours, while we hold the lock
+  std::string lock_token;      // ours, while we hold the lock
   std::string request_params;  // JSON text as stored (JSONB rendering)
   std::string origin_ip;       // "" when unknown
   std::string payment_idempotency_key;
@@ -24,7 +24,7 @@ struct KeyRow {
 };
 
 // The column list every statement that returns a KeyRow selects, in this order.
-#define RR_KEY_ROW_COLUMNS                                                                            \
+#define RR_KEY_ROW_COLUMNS                                                                               \
   "id, user_id, recovery_point, lock_token::text, request_params::text, COALESCE(host(origin_ip), ''), " \
   "payment_idempotency_key, response_code, response_body"
 

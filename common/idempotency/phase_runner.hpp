@@ -25,7 +25,7 @@ struct Outcome {
   };
   Kind kind = Kind::failed;
   int status = 500;
-  std::string body;     // for finished: the stored body, verbatim
+  std::string body;  // for finished: the stored body, verbatim
   std::string error_type;
   std::string message;  // for logs and error bodies
   int retry_after_seconds = 0;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common/base/log.hpp"
-#include "common/metrics/registry.hpp"
 #include "common/idempotency/key_acquisition.hpp"
+#include "common/metrics/registry.hpp"
 #include "common/rides/ride_flow.hpp"
 
 namespace rr::maintenance {

@@ -44,7 +44,6 @@ double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.co
 
 }  // namespace
 
-
 ReaperReport Reaper::run_once() {
   ReaperReport report;
   pqxx::result rows;

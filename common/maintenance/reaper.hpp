@@ -25,7 +25,6 @@ struct ReaperReport {
   bool full_batch(std::int64_t batch_size) const { return deleted >= batch_size; }
 };
 
-
 class Reaper {
  public:
   Reaper(db::ConnectionPool& pool, ReaperOptions options) : pool_(pool), options_(options) {}

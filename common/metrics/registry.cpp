@@ -114,10 +114,12 @@ std::string Registry::render() const {
   std::string out;
   for (const auto& [name, fam] : families_) {
     out += "# HELP " + name + " " + fam.help + "\n# TYPE " + name + " " + fam.type + "\n";
-    for (const auto& [labels, counter] : fam.counters) out += name + labels + " " + format_number(counter->value()) + "\n";
+    for (const auto& [labels, counter] : fam.counters)
+      out += name + labels + " " + format_number(counter->value()) + "\n";
     for (const auto& [labels, histogram] : fam.histograms) histogram->render(out, name, labels);
     for (const auto& [labels, read] : fam.gauges) out += name + labels + " " + format_number(read()) + "\n";
-    for (const auto& [labels, gauge] : fam.set_gauges) out += name + labels + " " + format_number(gauge->value()) + "\n";
+    for (const auto& [labels, gauge] : fam.set_gauges)
+      out += name + labels + " " + format_number(gauge->value()) + "\n";
   }
   return out;
 }

@@ -9,7 +9,7 @@ namespace rr::payments {
 struct ChargeRequest {
   std::int64_t amount = 2000;  // cents
   std::string currency = "usd";
-  std::string customer;        // the user's stripe_customer_id
+  std::string customer;  // the user's stripe_customer_id
   std::string description;
   std::string idempotency_key;  // the key row's payment_idempotency_key, same on every attempt
 };

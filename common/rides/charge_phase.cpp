@@ -17,17 +17,21 @@ const db::Statement kRecordCharge{
 
 const char* outcome_label(const payments::ChargeOutcome& outcome) {
   switch (outcome.kind) {
-    case payments::ChargeOutcome::Kind::charged: return "charged";
-    case payments::ChargeOutcome::Kind::card_declined: return "declined";
-    case payments::ChargeOutcome::Kind::unavailable: return outcome.timed_out ? "timeout" : "unavailable";
+    case payments::ChargeOutcome::Kind::charged:
+      return "charged";
+    case payments::ChargeOutcome::Kind::card_declined:
+      return "declined";
+    case payments::ChargeOutcome::Kind::unavailable:
+      return outcome.timed_out ? "timeout" : "unavailable";
   }
   return "unavailable";
 }
 
 void record_provider_call(const payments::ChargeOutcome& outcome, std::chrono::steady_clock::duration took) {
   auto& registry = metrics::default_registry();
-  registry.counter("rocket_rides_provider_calls_total", "Payment provider charge calls by outcome.",
-                   {{"outcome", outcome_label(outcome)}})
+  registry
+      .counter("rocket_rides_provider_calls_total", "Payment provider charge calls by outcome.",
+               {{"outcome", outcome_label(outcome)}})
       .inc();
   registry.histogram("rocket_rides_provider_call_duration_seconds", "Payment provider charge call duration.")
       .observe(std::chrono::duration<double>(took).count());
@@ -57,16 +61,16 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});
       return ctx.atomic([&](pqxx::work&) -> idempotency::PhaseResult {
-        return idempotency::Response{402, error_body("card_error", outcome.message.empty()
-                                                                       ? "Your card was declined."
-                                                                       : outcome.message)};
+        return idempotency::Response{
+            402, error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
       });
     case payments::ChargeOutcome::Kind::unavailable:
       break;
   }
-  log::warn("payment provider unavailable",
-            {{"key_id", key.id}, {"http_status", outcome.http_status}, {"timed_out", outcome.timed_out},
-             {"error", outcome.message}});
+  log::warn("payment provider unavailable", {{"key_id", key.id},
+                                             {"http_status", outcome.http_status},
+                                             {"timed_out", outcome.timed_out},
+                                             {"error", outcome.message}});
   throw idempotency::TransientFailure(503, "api_error",
                                       "The payment provider is unavailable; retry with the same Idempotency-Key.",
                                       kProviderRetryAfterSeconds);

@@ -25,8 +25,8 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
   return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
     std::string ip = key.origin_ip.empty() ? "0.0.0.0" : key.origin_ip;
     tx.exec_prepared(ctx.prepare(kInsertRideWithAudit), key.id, format_coordinate(params->origin_lat),
-                               format_coordinate(params->origin_lon), format_coordinate(params->target_lat),
-                               format_coordinate(params->target_lon), key.user_id, key.request_params, ip);
+                     format_coordinate(params->origin_lon), format_coordinate(params->target_lat),
+                     format_coordinate(params->target_lon), key.user_id, key.request_params, ip);
     return idempotency::RecoveryPoint{kRideCreated};
   });
 }

@@ -17,9 +17,9 @@ struct RideView {
 };
 
 // The columns every ride query selects, in RideView's order.
-#define RR_RIDE_VIEW_COLUMNS                                                                      \
-  "id, origin_lat::float8::text, origin_lon::float8::text, target_lat::float8::text, "           \
-  "target_lon::float8::text, stripe_charge_id, "                                                  \
+#define RR_RIDE_VIEW_COLUMNS                                                           \
+  "id, origin_lat::float8::text, origin_lon::float8::text, target_lat::float8::text, " \
+  "target_lon::float8::text, stripe_charge_id, "                                       \
   "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 RideView ride_view_from(const pqxx::row& row);

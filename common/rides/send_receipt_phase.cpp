@@ -16,8 +16,8 @@ const db::Statement kRideByKey{"rides_by_key",
 
 }  // namespace
 
-idempotency::Response stage_receipt_and_respond(idempotency::PhaseContext& ctx, pqxx::work& tx,
-                                                const RideView& ride, std::int64_t user_id) {
+idempotency::Response stage_receipt_and_respond(idempotency::PhaseContext& ctx, pqxx::work& tx, const RideView& ride,
+                                                std::int64_t user_id) {
   tx.exec_prepared(ctx.prepare(kStageReceipt), kRideAmountCents, kRideCurrency, user_id, ride.id);
   return idempotency::Response{201, ride_created_body(ride)};
 }

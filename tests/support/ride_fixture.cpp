@@ -29,8 +29,8 @@ int StripeMock::charges() const {
 }
 
 void StripeMock::configure(const std::string& json) const {
-  auto response = http::send({"POST", base_url() + "/_mock/config", {{"Content-Type", "application/json"}}, json,
-                              std::chrono::seconds(5)});
+  auto response = http::send(
+      {"POST", base_url() + "/_mock/config", {{"Content-Type", "application/json"}}, json, std::chrono::seconds(5)});
   BOOST_REQUIRE_MESSAGE(response.status == 200, "mock config failed: " << response.body);
 }
 
@@ -60,14 +60,13 @@ std::string RideFixture::add_user(const std::string& email, const std::string& c
   return created.token;
 }
 
-http::Response RideFixture::post_ride(const std::string& key, const std::string& body,
-                                      const std::string& content_type, std::optional<std::string> bearer) {
+http::Response RideFixture::post_ride(const std::string& key, const std::string& body, const std::string& content_type,
+                                      std::optional<std::string> bearer) {
   http::Request request;
   request.method = "POST";
   request.target = request.path = "/rides";
-  request.headers = {{"Authorization", "Bearer " + bearer.value_or(token)},
-                     {"Idempotency-Key", key},
-                     {"Content-Type", content_type}};
+  request.headers = {
+      {"Authorization", "Bearer " + bearer.value_or(token)}, {"Idempotency-Key", key}, {"Content-Type", content_type}};
   request.body = body;
   request.remote_address = "127.0.0.1";
   return app->handle(request);
