@@ -22,6 +22,7 @@ class RedisServer {
   void start();
   void stop();
   std::uint16_t port() const { return port_; }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
   // Runs redis-cli against it and returns its standard output.
   std::string cli(const std::vector<std::string>& args) const;
