@@ -29,9 +29,12 @@ port_is_free() {
 }
 
 pick_port() {
-  local port
+  # Below the kernel's ephemeral range, so an outgoing connection cannot take the port between
+  # this check and the server's bind.
+  local port low=10000 high
+  high=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
   for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 30000))
+    port=$((low + RANDOM % (high - low)))
     if port_is_free "$port"; then echo "$port"; return 0; fi
   done
   echo "no free port found" >&2
