@@ -55,8 +55,12 @@ BOOST_AUTO_TEST_CASE(units_are_hardened_notify_services_under_the_target) {
 BOOST_AUTO_TEST_CASE(procfile_runs_every_process_from_build_bin) {
   auto procfile = read_file(std::string(ROCKET_RIDES_SOURCE_DIR) + "/Procfile");
   for (const char* entry : {"api:", "enqueuer:", "completer:", "reaper:", "stripe-mock:", "simulator:"}) {
-    bool listed = procfile.starts_with(entry) || procfile.find(std::string("\n") + entry) != std::string::npos;
-    BOOST_TEST(listed, "Procfile lacks " << entry);
+    auto at = procfile.starts_with(entry) ? 0 : procfile.find(std::string("\n") + entry);
+    BOOST_TEST(at != std::string::npos, "Procfile lacks " << entry);
+    if (at == std::string::npos) continue;
+    // foreman signals only the shell it started: the daemon must replace it to get SIGTERM.
+    auto line = procfile.substr(at, procfile.find('\n', at + 1) - at);
+    BOOST_TEST(line.find(": exec ") != std::string::npos, "Procfile line does not exec: " << line);
   }
 }
 
