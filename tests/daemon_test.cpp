@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <utility>
 #include <vector>
+#include "support/notify_socket.hpp"
 
 #include "common/cli/run_main.hpp"
 #include "common/daemon/backoff.hpp"
@@ -40,39 +42,19 @@ milliseconds elapsed_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
 }
 
-// A datagram socket standing in for systemd's notify socket; NOTIFY_SOCKET points at it while it lives.
+// The shared notify socket, with NOTIFY_SOCKET pointing at it in this process while it lives.
 class NotifySocket {
  public:
-  NotifySocket() {
-    path_ = "/tmp/rr-notify-" + rr::test::random_suffix() + ".sock";
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("bind");
-    ::setenv("NOTIFY_SOCKET", path_.c_str(), 1);
-  }
+  NotifySocket() { ::setenv("NOTIFY_SOCKET", socket_.path().c_str(), 1); }
   ~NotifySocket() {
     ::unsetenv("NOTIFY_SOCKET");
     ::unsetenv("WATCHDOG_USEC");
-    ::close(fd_);
-    ::unlink(path_.c_str());
   }
-  // Every message received so far.
-  std::vector<std::string> messages() {
-    std::vector<std::string> out;
-    char buf[4096];
-    for (;;) {
-      auto n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.emplace_back(buf, static_cast<std::size_t>(n));
-    }
-    return out;
-  }
+  // Every message received since the last call.
+  std::vector<std::string> messages() { return socket_.messages(); }
 
  private:
-  std::string path_;
-  int fd_ = -1;
+  rr::test::NotifySocket socket_;
 };
 
 // Redirects standard output to a file for the lifetime of the object, to read log lines back.

@@ -7,6 +7,7 @@
 #include "common/api/request_parsing.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/http/error_body.hpp"
 #include "common/metrics/registry.hpp"
 #include "common/rides/ride_response.hpp"
 
@@ -37,7 +38,7 @@ http::Response error_response(int status, const std::string& type, const std::st
                               int retry_after_seconds) {
   http::Response response;
   response.status = status;
-  response.body = rides::error_body(type, message);
+  response.body = http::error_body(type, message);
   if (retry_after_seconds > 0) response.with_header("Retry-After", std::to_string(retry_after_seconds));
   if (status == 401) response.with_header("WWW-Authenticate", "Bearer");
   return response;

@@ -2,6 +2,7 @@
 #include "common/daemon/metrics_endpoint.hpp"
 
 #include "common/base/log.hpp"
+#include "common/http/error_body.hpp"
 #include "common/http/server.hpp"
 #include "common/metrics/registry.hpp"
 
@@ -20,8 +21,7 @@ MetricsEndpoint::MetricsEndpoint(const std::string& address, std::uint16_t port)
     if (request.method == "GET" && request.path == "/healthz") {
       return http::Response{200, "application/json", {}, "{\"status\":\"ok\"}"};
     }
-    return http::Response{
-        404, "application/json", {}, "{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"No such route.\"}}"};
+    return http::Response{404, "application/json", {}, http::error_body("invalid_request_error", "No such route.")};
   });
   server_->start();
   log::info("metrics endpoint listening", {{"address", address}, {"port", server_->port()}});

@@ -2,6 +2,8 @@
 // on a worker pool. The only translation unit (with client.cpp) that includes Beast and Asio.
 #include "common/http/server.hpp"
 
+#include "common/http/error_body.hpp"
+
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -40,42 +42,10 @@ constexpr std::chrono::milliseconds kLingerTime{2000};
 // How long stop() lets sessions run their close handlers before stopping the I/O threads.
 constexpr std::chrono::milliseconds kStopGrace{2000};
 
-std::string json_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 Response json_error(int status, std::string_view type, std::string_view message) {
   Response response;
   response.status = status;
-  response.body = R"({"error":{"type":")" + json_escape(type) + R"(","message":")" + json_escape(message) + "\"}}";
+  response.body = error_body(type, message);
   return response;
 }
 

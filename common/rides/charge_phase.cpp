@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/base/log.hpp"
+#include "common/http/error_body.hpp"
 #include "common/metrics/registry.hpp"
 #include "common/rides/ride_flow.hpp"
 #include "common/rides/ride_response.hpp"
@@ -62,7 +63,7 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
       log::info("card declined", {{"key_id", key.id}});
       return ctx.atomic([&](pqxx::work&) -> idempotency::PhaseResult {
         return idempotency::Response{
-            402, error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
+            402, http::error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
       });
     case payments::ChargeOutcome::Kind::unavailable:
       break;

@@ -83,19 +83,4 @@ std::string ride_list_body(const std::vector<RideView>& rides, std::optional<std
   return buf.GetString();
 }
 
-std::string error_body(const std::string& type, const std::string& message) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  w.Key("error");
-  w.StartObject();
-  w.Key("type");
-  write_string(w, type);
-  w.Key("message");
-  write_string(w, message);
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
-}
-
 }  // namespace rr::rides

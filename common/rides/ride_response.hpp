@@ -1,4 +1,4 @@
-// JSON bodies of the rides API: a ride, the 201, lists, and error objects.
+// JSON bodies of the rides API: a ride, the 201 and lists (errors: common/http/error_body.hpp).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,5 @@ RideView ride_view_from(const pqxx::row& row);
 std::string ride_created_body(const RideView& ride);
 std::string ride_body(const RideView& ride);
 std::string ride_list_body(const std::vector<RideView>& rides, std::optional<std::int64_t> next_cursor);
-std::string error_body(const std::string& type, const std::string& message);
 
 }  // namespace rr::rides
