@@ -76,7 +76,9 @@ int run_server() {
   options.address = settings.bind_address;
   options.port = settings.port;
   options.worker_threads = settings.worker_threads;
-  http::Server server(options, [&app](const http::Request& request) { return app.handle(request); });
+  http::Server server(
+      options, [&app](const http::Request& request) { return app.handle(request); },
+      [&app](const http::Request& request) { return app.handle_in_memory(request); });
   server.start();
   log::info("listening", {{"address", settings.bind_address},
                           {"port", server.port()},

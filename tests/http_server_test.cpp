@@ -366,6 +366,48 @@ BOOST_AUTO_TEST_CASE(stop_accepting_and_wait_idle_let_an_in_flight_slow_handler_
   server.stop();  // idempotent
 }
 
+BOOST_AUTO_TEST_CASE(in_memory_answers_come_from_the_io_thread_while_every_worker_is_busy) {
+  auto options = small_options();
+  options.worker_threads = 1;
+  std::promise<void> worker_busy;
+  std::promise<void> release_worker;
+  auto released = release_worker.get_future().share();
+  std::atomic<int> worker_calls{0};
+  rr::http::Server server(
+      options,
+      [&](const Request&) {
+        if (worker_calls++ == 0) {
+          worker_busy.set_value();
+          released.wait_for(10s);
+        }
+        return text("from a worker");
+      },
+      [](const Request& request) -> std::optional<Response> {
+        if (request.path == "/known") return text("from memory");
+        if (request.path == "/throws") throw std::runtime_error("in-memory failure");
+        return std::nullopt;
+      });
+  server.start();
+  RawConnection blocker(server.port());
+  blocker.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_REQUIRE(worker_busy.get_future().wait_for(5s) == std::future_status::ready);
+
+  // The only worker is stuck, yet a known answer arrives at once.
+  RawConnection fast(server.port());
+  fast.send("GET /known HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string answer = fast.read_response(2000ms);
+  BOOST_TEST(answer.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(answer.ends_with("from memory"));
+  BOOST_TEST(worker_calls.load() == 1);
+
+  // Unknown (and failing) in-memory lookups fall through to the workers.
+  fast.send("GET /throws HTTP/1.1\r\nHost: x\r\n\r\n");
+  release_worker.set_value();
+  BOOST_TEST(blocker.read_response().ends_with("from a worker"));
+  BOOST_TEST(fast.read_response().ends_with("from a worker"));
+  BOOST_TEST(worker_calls.load() == 2);
+}
+
 BOOST_AUTO_TEST_CASE(stop_accepting_closes_idle_kept_alive_connections) {
   rr::http::Server server(small_options(), [](const Request&) { return text("ok"); });
   server.start();

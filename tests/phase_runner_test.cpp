@@ -31,6 +31,19 @@ struct RunnerFixture {
     BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
     return std::get<idem::Acquired>(result).key;
   }
+
+  // The request path: the key is created in a transaction left open for the first phase.
+  idem::Acquired begin_new_key(rr::db::ConnectionPool& from) {
+    auto result = idem::begin_key(from.acquire(), {user_id, "generic-key-000000000002", "POST", "/things", "{}", ""},
+                                  std::chrono::seconds(90));
+    BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
+    auto acquired = std::move(std::get<idem::Acquired>(result));
+    BOOST_REQUIRE(acquired.created);
+    BOOST_REQUIRE(acquired.section != nullptr);
+    return acquired;
+  }
+
+  std::string keys() { return db.scalar("SELECT count(*) FROM idempotency_keys"); }
 };
 
 // A two-phase flow that writes to a table of its own.
@@ -155,6 +168,83 @@ BOOST_AUTO_TEST_CASE(the_same_key_on_another_path_is_a_mismatch) {
   auto result = idem::acquire_key(conn, {user_id, "generic-key-000000000001", "POST", "/other", "{\"n\":1}", ""},
                                   std::chrono::seconds(90));
   BOOST_TEST(std::holds_alternative<idem::Mismatch>(result));
+}
+
+BOOST_AUTO_TEST_CASE(a_new_key_and_its_first_phase_commit_together_or_not_at_all) {
+  idem::Flow failing = {
+      {"started",
+       [](idem::PhaseContext& ctx) {
+         return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
+           tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('first-phase', '[]')");
+           throw std::runtime_error("fails after writing");
+         });
+       }},
+  };
+  idem::PhaseRunner runner(pool);
+  auto first = begin_new_key(pool);
+  BOOST_TEST(keys() == "0");  // not committed yet: nobody else sees the key
+  auto outcome = runner.run(failing, std::move(first.key), std::move(first.section));
+  BOOST_TEST(outcome.status == 500);
+  // The key went with the phase's work: a retry starts from scratch, as if nothing happened.
+  BOOST_TEST(keys() == "0");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM staged_jobs") == "0");
+
+  int calls = 0;
+  auto retry = begin_new_key(pool);
+  idem::RunnerOptions options;
+  std::string seen_at_first_commit;
+  options.after_commit = [&](const std::string& point) {
+    if (point == "thing_made") {
+      seen_at_first_commit =
+          db.scalar("SELECT recovery_point || ' ' || (SELECT count(*) FROM things) FROM idempotency_keys");
+    }
+  };
+  idem::PhaseRunner observed(pool, options);
+  BOOST_TEST(observed.run(counting_flow(calls), std::move(retry.key), std::move(retry.section)).status == 200);
+  BOOST_TEST(seen_at_first_commit == "thing_made 1");
+  BOOST_TEST(db.scalar("SELECT recovery_point FROM idempotency_keys") == "finished");
+}
+
+BOOST_AUTO_TEST_CASE(a_crash_inside_the_first_phase_leaves_no_key_behind) {
+  idem::Flow crashing = {
+      {"started",
+       [](idem::PhaseContext& ctx) {
+         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { throw idem::SimulatedCrash{"died mid-phase"}; });
+       }},
+  };
+  idem::PhaseRunner runner(pool);
+  auto acquired = begin_new_key(pool);
+  BOOST_CHECK_THROW(runner.run(crashing, std::move(acquired.key), std::move(acquired.section)), idem::SimulatedCrash);
+  // Unlike a crash after a commit, there is no lock to wait out: the key never existed.
+  BOOST_TEST(keys() == "0");
+}
+
+BOOST_AUTO_TEST_CASE(a_new_key_needs_one_connection_per_phase_not_two) {
+  // With a pool of one, a second checkout while the creating transaction is open would time out.
+  rr::db::ConnectionPool one{db.url(), 1, std::chrono::milliseconds(500)};
+  int calls = 0;
+  idem::PhaseRunner runner(one);
+  auto acquired = begin_new_key(one);
+  BOOST_TEST(runner.run(counting_flow(calls), std::move(acquired.key), std::move(acquired.section)).status == 200);
+  BOOST_TEST(calls == 2);
+  BOOST_TEST(one.stats().in_use == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(begin_key_answers_a_finished_key_as_a_replay_and_keeps_no_transaction_open) {
+  int calls = 0;
+  idem::PhaseRunner runner(pool);
+  auto acquired = begin_new_key(pool);
+  runner.run(counting_flow(calls), std::move(acquired.key), std::move(acquired.section));
+  rr::db::ConnectionPool one{db.url(), 1, std::chrono::milliseconds(500)};
+  auto again = idem::begin_key(one.acquire(), {user_id, "generic-key-000000000002", "POST", "/things", "{}", ""},
+                               std::chrono::seconds(90));
+  BOOST_REQUIRE(std::holds_alternative<idem::Replay>(again));
+  BOOST_TEST(std::get<idem::Replay>(again).body == "{\"ok\":true}");
+  BOOST_TEST(one.stats().in_use == 0u);
+  // The connection went back without a transaction left open on it.
+  auto conn = one.acquire();
+  pqxx::work tx(conn.conn());
+  BOOST_TEST(tx.exec("SELECT 1")[0][0].as<int>() == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -68,6 +68,57 @@ BOOST_AUTO_TEST_CASE(replay_returns_the_stored_body_byte_for_byte) {
   BOOST_TEST(stripe.charges() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(every_answer_about_a_key_names_the_key) {
+  auto key = new_key();
+  BOOST_TEST(response_header(post_ride(key), "Idempotency-Key").value_or("") == key);
+  BOOST_TEST(response_header(post_ride(key), "Idempotency-Key").value_or("") == key);  // replay
+  auto mismatch = post_ride(key, "origin_lat=1&origin_lon=2&target_lat=3&target_lon=4");
+  BOOST_TEST(mismatch.status == 422);
+  BOOST_TEST(response_header(mismatch, "Idempotency-Key").value_or("") == key);
+  // A quoted Structured Field key is named as the key it means.
+  BOOST_TEST(response_header(post_ride("\"" + key + "\""), "Idempotency-Key").value_or("") == key);
+}
+
+BOOST_AUTO_TEST_CASE(a_replay_of_a_key_this_process_finished_is_answered_from_memory) {
+  auto key = new_key();
+  BOOST_TEST(!post_ride_in_memory(key).has_value());  // unknown key: a worker must take it
+  auto first = post_ride(key);
+  BOOST_REQUIRE(first.status == 201);
+  // Only an answer from memory can still show the original body once the stored one changes.
+  db.scalar("UPDATE idempotency_keys SET response_body = 'changed behind our back' RETURNING 1");
+  auto replay = post_ride(key);
+  BOOST_TEST(replay.status == 201);
+  BOOST_TEST(replay.body == first.body);
+  BOOST_TEST(response_header(replay, "Idempotent-Replayed").value_or("") == "true");
+  auto in_memory = post_ride_in_memory(key);
+  BOOST_REQUIRE(in_memory.has_value());
+  BOOST_TEST(in_memory->status == 201);
+  BOOST_TEST(in_memory->body == first.body);
+  BOOST_TEST(response_header(*in_memory, "Idempotent-Replayed").value_or("") == "true");
+  BOOST_TEST(response_header(*in_memory, "X-Request-Id").has_value());
+  // Different parameters under the key are still refused from memory, and change nothing.
+  auto mismatch = post_ride_in_memory(key, "origin_lat=1&origin_lon=2&target_lat=3&target_lon=4");
+  BOOST_REQUIRE(mismatch.has_value());
+  BOOST_TEST(mismatch->status == 422);
+  // Invalid requests need no worker either.
+  auto invalid = post_ride_in_memory("short");
+  BOOST_REQUIRE(invalid.has_value());
+  BOOST_TEST(invalid->status == 400);
+  BOOST_TEST(count("rides") == "1");
+  BOOST_TEST(stripe.charges() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(memory_never_answers_for_another_user) {
+  auto key = new_key();
+  BOOST_REQUIRE(post_ride(key).status == 201);
+  std::string bobs_token = add_user("bob@example.com", "cus_bob");
+  auto bobs = post_ride(key, kDefaultForm, "application/x-www-form-urlencoded", bobs_token);
+  BOOST_TEST(bobs.status == 201);
+  BOOST_TEST(!response_header(bobs, "Idempotent-Replayed").has_value());
+  BOOST_TEST(count("rides") == "2");
+  BOOST_TEST(stripe.charges() == 2);
+}
+
 BOOST_AUTO_TEST_CASE(zero_and_zero_point_zero_are_the_same_parameters) {
   auto key = new_key();
   BOOST_REQUIRE(post_ride(key, "origin_lat=0&origin_lon=0&target_lat=1&target_lon=-0").status == 201);

@@ -20,6 +20,11 @@ struct ApiSettings {
   std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT, default 25 s
   // TOKEN_CACHE_TTL seconds, default 30: how long a token's user is remembered (0 disables).
   std::chrono::milliseconds token_cache_ttl{30000};
+  // RESPONSE_CACHE_TTL seconds, default 60 (0 disables) and RESPONSE_CACHE_SIZE entries, default
+  // 10000: finished keys' responses kept in memory so replays skip the database. Far below the
+  // reaper's 72 h, after which a key may be gone.
+  std::chrono::milliseconds response_cache_ttl{60000};
+  std::size_t response_cache_size = 10000;
   static ApiSettings from_env(const config::Environment& env);
 };
 

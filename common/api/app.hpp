@@ -2,13 +2,16 @@
 // request ids and the access log. The HTTP server only does I/O around it.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 
 #include "common/api/api_settings.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/http/message.hpp"
+#include "common/idempotency/finished_responses.hpp"
 #include "common/idempotency/phase_runner.hpp"
 #include "common/payments/stripe_client.hpp"
 
@@ -20,6 +23,10 @@ class App {
 
   // Never throws: every failure becomes a response here.
   http::Response handle(const http::Request& request);
+  // For the server's I/O thread: the answers that need nothing but memory (a replay of a key this
+  // process saw finish, a validation error); nullopt sends the request on to handle()
+  // on a worker. Never blocks, never throws.
+  std::optional<http::Response> handle_in_memory(const http::Request& request);
 
   db::ConnectionPool& pool() { return pool_; }
   const ApiSettings& settings() const { return settings_; }
@@ -27,6 +34,13 @@ class App {
  private:
   http::Response route(const http::Request& request);
   http::Response post_rides(const http::Request& request);
+  struct RideRequest;  // a validated POST /rides
+  http::Response post_ride(const RideRequest& ride);
+  std::optional<http::Response> post_rides_in_memory(const http::Request& request);
+  std::optional<http::Response> replay_from_memory(std::int64_t user_id, const std::string& key,
+                                                   const std::string& fingerprint);
+  http::Response finish(const http::Request& request, http::Response response, const std::string& request_id,
+                        std::chrono::steady_clock::time_point started);
   http::Response get_ride(const http::Request& request, std::string_view id);
   http::Response list_rides(const http::Request& request);
   http::Response ready();
@@ -37,6 +51,7 @@ class App {
   db::ConnectionPool pool_;
   payments::StripeClient stripe_;
   auth::TokenCache tokens_;
+  idempotency::FinishedResponses finished_;
   idempotency::PhaseRunner runner_;
 };
 

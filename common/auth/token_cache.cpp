@@ -34,4 +34,9 @@ std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::L
   return user;
 }
 
+std::optional<User> cached_user(TokenCache& cache, std::string_view token) {
+  if (!looks_like_token(token)) return std::nullopt;
+  return cache.find(sha256(token));
+}
+
 }  // namespace rr::auth

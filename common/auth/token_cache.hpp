@@ -34,5 +34,7 @@ class TokenCache {
 
 // authenticate() through the cache.
 std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::Lease& conn, std::string_view token);
+// The cache alone, without a database: nullopt when the token's user is not remembered.
+std::optional<User> cached_user(TokenCache& cache, std::string_view token);
 
 }  // namespace rr::auth

@@ -21,6 +21,15 @@ ConnectionPool::Lease::~Lease() {
   if (pool_ && conn_) pool_->release(std::move(conn_));
 }
 
+ConnectionPool::Lease& ConnectionPool::Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    if (pool_ && conn_) pool_->release(std::move(conn_));
+    pool_ = other.pool_;
+    conn_ = std::move(other.conn_);
+  }
+  return *this;
+}
+
 ConnectionPool::ConnectionPool(std::string url, std::size_t size, std::chrono::milliseconds checkout_timeout)
     : url_(std::move(url)), size_(size), checkout_timeout_(checkout_timeout) {}
 

@@ -50,7 +50,8 @@ class ConnectionPool {
    public:
     Lease(ConnectionPool* pool, std::unique_ptr<PooledConnection> conn) : pool_(pool), conn_(std::move(conn)) {}
     Lease(Lease&& other) noexcept = default;
-    Lease& operator=(Lease&&) = delete;
+    // Gives back the connection held so far, then takes over `other`'s.
+    Lease& operator=(Lease&& other) noexcept;
     ~Lease();
     pqxx::connection& conn() { return conn_->raw(); }
     PooledConnection& pooled() { return *conn_; }

@@ -40,6 +40,10 @@ struct Response {
 
 // Runs on a worker thread, never on an I/O thread: it may block on the database or the provider.
 using Handler = std::function<Response(const Request&)>;
+// Optional, tried first on the I/O thread for answers that need nothing but memory: it must never
+// block. nullopt hands the request to the worker pool and its Handler as usual. Saves the two
+// thread hand-offs a worker costs when the answer is already known.
+using InMemoryHandler = std::function<std::optional<Response>(const Request&)>;
 
 bool iequals(std::string_view a, std::string_view b);
 

@@ -77,6 +77,7 @@ class Session;
 struct ServerCore {
   ServerOptions options;
   Handler handler;
+  InMemoryHandler in_memory;
 
   mutable std::mutex mutex;
   std::condition_variable changed;  // in_flight dropped or a session ended
@@ -95,9 +96,10 @@ struct ServerCore {
   std::vector<std::thread> io_threads;
   asio::thread_pool workers;
 
-  ServerCore(ServerOptions opts, Handler h)
+  ServerCore(ServerOptions opts, Handler h, InMemoryHandler m)
       : options(std::move(opts)),
         handler(std::move(h)),
+        in_memory(std::move(m)),
         ioc(static_cast<int>(std::max<std::size_t>(options.io_threads, 1))),
         acceptor(asio::make_strand(ioc)),
         accept_retry(acceptor.get_executor()),
@@ -124,6 +126,16 @@ struct ServerCore {
       log::error("request handler failed", {{"method", request.method}, {"path", request.path}, {"error", "unknown"}});
     }
     return json_error(500, "api_error", "An internal error occurred.");
+  }
+
+  // On the I/O thread; any failure just sends the request on to the workers.
+  std::optional<Response> answer_in_memory(const Request& request) {
+    if (!in_memory) return std::nullopt;
+    try {
+      return in_memory(request);
+    } catch (...) {
+      return std::nullopt;
+    }
   }
 
   std::vector<std::shared_ptr<Session>> live_sessions() {
@@ -272,6 +284,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
     core_.begin_request();
     counted_ = true;
+    if (auto answer = core_.answer_in_memory(request)) return write(std::move(*answer), keep_alive, head);
     asio::post(core_.workers, [self = shared_from_this(), request = std::move(request), keep_alive, head]() mutable {
       Response response = self->core_.call_handler(request);
       // Back to the connection's strand: only it touches the stream.
@@ -422,12 +435,13 @@ void ServerCore::close_all_sessions() {
 }  // namespace
 
 struct Server::Impl {
-  explicit Impl(ServerOptions options, Handler handler) : core(std::move(options), std::move(handler)) {}
+  Impl(ServerOptions options, Handler handler, InMemoryHandler in_memory)
+      : core(std::move(options), std::move(handler), std::move(in_memory)) {}
   ServerCore core;
 };
 
-Server::Server(ServerOptions options, Handler handler)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+Server::Server(ServerOptions options, Handler handler, InMemoryHandler in_memory)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(in_memory))) {}
 
 Server::~Server() { stop(); }
 

@@ -33,7 +33,7 @@ struct ServerOptions {
 
 class Server {
  public:
-  Server(ServerOptions options, Handler handler);
+  Server(ServerOptions options, Handler handler, InMemoryHandler in_memory = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

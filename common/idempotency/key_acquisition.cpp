@@ -2,42 +2,53 @@
 #include "common/idempotency/key_acquisition.hpp"
 
 #include "common/base/random.hpp"
+#include "common/idempotency/key_statements.hpp"
 
 namespace rr::idempotency {
 namespace {
 
-// Reads the existing key and, only when there is none, inserts it already locked by us. A
-// concurrent insert of the same key makes ours DO NOTHING while our snapshot cannot see theirs:
-// both halves come back empty and the caller simply asks again.
-const db::Statement kFindOrCreate{
-    "idem_find_or_create",
-    "WITH existing AS ("
-    "  SELECT " RR_KEY_ROW_COLUMNS
-    ",   request_method = $3 AND request_path = $4 AND request_params = $5::jsonb AS same_request,"
-    "    locked_at IS NOT NULL AND locked_at >= now() - make_interval(secs => $8) AS locked"
-    "  FROM idempotency_keys WHERE user_id = $1 AND idempotency_key = $2"
-    "), inserted AS ("
-    "  INSERT INTO idempotency_keys (user_id, idempotency_key, request_method, request_path, request_params,"
-    "                                origin_ip, recovery_point, locked_at, lock_token)"
-    "  SELECT $1, $2, $3, $4, $5::jsonb, NULLIF($6, '')::inet, 'started', now(), $7::uuid"
-    "  WHERE NOT EXISTS (SELECT 1 FROM existing)"
-    "  ON CONFLICT (user_id, idempotency_key) DO NOTHING"
-    "  RETURNING " RR_KEY_ROW_COLUMNS
-    ") "
-    "SELECT true, *, true, false FROM inserted UNION ALL SELECT false, * FROM existing"};
-
-const db::Statement kLockById{
-    "idem_lock_by_id",
-    "UPDATE idempotency_keys SET locked_at = now(), lock_token = $2::uuid, last_run_at = now() "
-    "WHERE id = $1 AND recovery_point <> 'finished' "
-    "  AND (locked_at IS NULL OR locked_at < now() - make_interval(secs => $3)) "
-    "RETURNING " RR_KEY_ROW_COLUMNS};
-
-const db::Statement kUnlock{
-    "idem_unlock",
-    "UPDATE idempotency_keys SET locked_at = NULL, lock_token = NULL WHERE id = $1 AND lock_token = $2::uuid"};
-
 double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+
+// What one find-or-create lookup found, before any relock.
+struct Lookup {
+  AcquireResult answer;
+  std::optional<std::int64_t> resume_id;  // an unfinished, unlocked key: lock it by id
+};
+
+// Runs kFindOrCreate in `tx` until it settles (each lost race means the other side committed,
+// which the next READ COMMITTED statement sees).
+Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& conn, const KeyRequest& request,
+                      std::chrono::milliseconds lock_timeout) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::string token = random_uuid();
+    auto rows = tx.exec_prepared(conn.prepare(statements::kFindOrCreate), request.user_id, request.idempotency_key,
+                                 request.method, request.path, request.params_json, request.origin_ip, token,
+                                 seconds_of(lock_timeout));
+    if (rows.empty()) continue;
+    const auto& row = rows[0];
+    bool inserted = row[0].as<bool>();
+    KeyRow key = key_row_from(row, 1);
+    if (inserted) return {Acquired{std::move(key), true, nullptr}, std::nullopt};
+    bool same_request = row[10].as<bool>();
+    bool locked = row[11].as<bool>();
+    if (!same_request) return {Mismatch{}, std::nullopt};
+    if (key.recovery_point == kFinished && key.response_code && key.response_body) {
+      return {Replay{*key.response_code, *key.response_body}, std::nullopt};
+    }
+    if (locked) return {InFlight{}, std::nullopt};
+    return {InFlight{}, key.id};
+  }
+  return {InFlight{}, std::nullopt};
+}
+
+// Resumes an unfinished key; when someone else took or finished it meanwhile, that request is
+// still in flight or done, and asking again settles which.
+std::optional<Acquired> relock(db::ConnectionPool::Lease& conn, std::int64_t key_id,
+                               std::chrono::milliseconds lock_timeout) {
+  if (auto relocked = acquire_key_by_id(conn, key_id, lock_timeout))
+    return Acquired{std::move(*relocked), false, nullptr};
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -45,36 +56,39 @@ std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::in
                                         std::chrono::milliseconds lock_timeout) {
   std::string token = random_uuid();
   pqxx::nontransaction tx(conn.conn());
-  auto rows = tx.exec_prepared(conn.prepare(kLockById), key_id, token, seconds_of(lock_timeout));
+  auto rows = tx.exec_prepared(conn.prepare(statements::kLockById), key_id, token, seconds_of(lock_timeout));
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);
 }
 
 AcquireResult acquire_key(db::ConnectionPool::Lease& conn, const KeyRequest& request,
                           std::chrono::milliseconds lock_timeout) {
-  // A handful of passes settles any race: each lost race means the other side has committed.
   for (int attempt = 0; attempt < 5; ++attempt) {
-    std::string token = random_uuid();
-    pqxx::result rows;
+    Lookup lookup;
     {
       pqxx::nontransaction tx(conn.conn());
-      rows = tx.exec_prepared(conn.prepare(kFindOrCreate), request.user_id, request.idempotency_key, request.method,
-                              request.path, request.params_json, request.origin_ip, token, seconds_of(lock_timeout));
+      lookup = find_or_create(tx, conn, request, lock_timeout);
     }
-    if (rows.empty()) continue;
-    const auto& row = rows[0];
-    bool inserted = row[0].as<bool>();
-    KeyRow key = key_row_from(row, 1);
-    if (inserted) return Acquired{std::move(key), true};
-    bool same_request = row[10].as<bool>();
-    bool locked = row[11].as<bool>();
-    if (!same_request) return Mismatch{};
-    if (key.recovery_point == kFinished && key.response_code && key.response_body) {
-      return Replay{*key.response_code, *key.response_body};
+    if (!lookup.resume_id) return std::move(lookup.answer);
+    if (auto acquired = relock(conn, *lookup.resume_id, lock_timeout)) return std::move(*acquired);
+  }
+  return InFlight{};
+}
+
+AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
+                        std::chrono::milliseconds lock_timeout) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto section = std::make_unique<OpenSection>(std::move(conn));
+    Lookup lookup = find_or_create(section->tx, section->lease, request, lock_timeout);
+    if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
+      acquired->section = std::move(section);
+      return std::move(lookup.answer);
     }
-    if (locked) return InFlight{};
-    if (auto relocked = acquire_key_by_id(conn, key.id, lock_timeout)) return Acquired{std::move(*relocked), false};
-    // Someone else took the lock or finished the key between our two statements: look again.
+    // Nothing was written: end the read-only transaction and keep the connection.
+    section->tx.commit();
+    conn = std::move(section->lease);
+    if (!lookup.resume_id) return std::move(lookup.answer);
+    if (auto acquired = relock(conn, *lookup.resume_id, lock_timeout)) return std::move(*acquired);
   }
   return InFlight{};
 }
@@ -82,7 +96,7 @@ AcquireResult acquire_key(db::ConnectionPool::Lease& conn, const KeyRequest& req
 void unlock_key(db::ConnectionPool::Lease& conn, const KeyRow& key) {
   if (key.lock_token.empty()) return;
   pqxx::nontransaction tx(conn.conn());
-  tx.exec_prepared(conn.prepare(kUnlock), key.id, key.lock_token);
+  tx.exec_prepared(conn.prepare(statements::kUnlock), key.id, key.lock_token);
 }
 
 }  // namespace rr::idempotency

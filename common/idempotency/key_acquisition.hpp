@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <pqxx/pqxx>
 #include <string>
 #include <variant>
 
@@ -21,10 +23,21 @@ struct KeyRequest {
   std::string origin_ip;    // "" when unknown
 };
 
+// The still-open transaction that created a key (begin_key). The runner continues it for the
+// flow's first phase, so a new key and that phase's work commit together: one commit fewer per
+// request, and a key never exists without its first phase's work. Destroying it rolls back (the
+// transaction is declared after the lease, so it ends before the connection goes back).
+struct OpenSection {
+  explicit OpenSection(db::ConnectionPool::Lease conn) : lease(std::move(conn)), tx(lease.conn()) {}
+  db::ConnectionPool::Lease lease;
+  pqxx::work tx;
+};
+
 // We hold the key's lock (a fresh token), new or resumed.
 struct Acquired {
   KeyRow key;
   bool created = false;
+  std::unique_ptr<OpenSection> section;  // set only by begin_key, for a key it created
 };
 // The key already finished: answer with exactly what was stored.
 struct Replay {
@@ -39,8 +52,15 @@ struct Mismatch {};
 using AcquireResult = std::variant<Acquired, Replay, InFlight, Mismatch>;
 
 // One round trip for a new key or a finished one (a replay); two when resuming an unfinished key.
+// Each statement commits on its own.
 AcquireResult acquire_key(db::ConnectionPool::Lease& conn, const KeyRequest& request,
                           std::chrono::milliseconds lock_timeout);
+
+// The request path: the same answers as acquire_key, but the lookup runs in a transaction that,
+// when it creates the key, stays open in Acquired::section (holding `conn`) for the runner.
+// Otherwise it is committed before returning: BEGIN, lookup, COMMIT for a replay.
+AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
+                        std::chrono::milliseconds lock_timeout);
 
 // For the completer: locks an unfinished key by id when it is unlocked or its lock expired.
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,

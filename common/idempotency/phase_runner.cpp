@@ -6,27 +6,14 @@
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
 #include "common/idempotency/key_acquisition.hpp"
+#include "common/idempotency/key_statements.hpp"
 
 namespace rr::idempotency {
 
-// The fence is the transaction's last statement and applies the phase's result to the key in the
-// same round trip: if another process took the lock over, no row matches, we roll back (the
-// phase's writes with it) and stop. Under READ COMMITTED the UPDATE re-checks the token on the
-// newest row version, so a takeover that committed meanwhile is always seen.
-const db::Statement kFence{"idem_fence",
-                           "UPDATE idempotency_keys SET last_run_at = now() WHERE id = $1 AND lock_token = $2::uuid "
-                           "RETURNING id"};
-const db::Statement kMoveRecoveryPoint{"idem_move_recovery_point",
-                                       "UPDATE idempotency_keys SET recovery_point = $3, last_run_at = now() "
-                                       "WHERE id = $1 AND lock_token = $2::uuid RETURNING id"};
-const db::Statement kFinish{"idem_finish",
-                            "UPDATE idempotency_keys SET recovery_point = 'finished', response_code = $3, "
-                            "response_body = $4, locked_at = NULL, lock_token = NULL, last_run_at = now() "
-                            "WHERE id = $1 AND lock_token = $2::uuid RETURNING id"};
-
 class RunnerContext : public PhaseContext {
  public:
-  RunnerContext(PhaseRunner& runner, KeyRow& key) : runner_(runner), key_(key) {}
+  RunnerContext(PhaseRunner& runner, KeyRow& key, std::unique_ptr<OpenSection> section)
+      : runner_(runner), key_(key), section_(std::move(section)) {}
   const KeyRow& key() const override { return key_; }
 
   const char* prepare(const db::Statement& statement) override {
@@ -36,22 +23,32 @@ class RunnerContext : public PhaseContext {
 
   PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) override {
     for (int attempt = 0;; ++attempt) {
+      // A failed section that created the key took the key with it: retrying could only fence
+      // against nothing, so the client's retry starts over instead.
+      bool creates_key = section_ != nullptr;
       try {
         return atomic_once(work);
       } catch (const pqxx::serialization_failure&) {
-        if (attempt >= runner_.options_.max_serialization_retries) throw;
+        if (creates_key || attempt >= runner_.options_.max_serialization_retries) throw;
       } catch (const pqxx::deadlock_detected&) {
-        if (attempt >= runner_.options_.max_serialization_retries) throw;
+        if (creates_key || attempt >= runner_.options_.max_serialization_retries) throw;
       }
       ++runner_.serialization_retries_;
       std::this_thread::sleep_for(jitter(runner_.options_.retry_jitter * (attempt + 1)));
     }
   }
 
+  // Rolls back the transaction that created the key if the first phase did not use it.
+  void drop_open_section() { section_.reset(); }
+
  private:
   PhaseResult atomic_once(const std::function<PhaseResult(pqxx::work&)>& work) {
-    auto conn = runner_.pool_.acquire();
-    pqxx::work tx(conn.conn());
+    // The first section of a new key continues the transaction that created it; every other
+    // section checks out a connection of its own.
+    std::unique_ptr<OpenSection> section = std::move(section_);
+    if (!section) section = std::make_unique<OpenSection>(runner_.pool_.acquire());
+    auto& conn = section->lease;
+    auto& tx = section->tx;
     lease_ = &conn;
     PhaseResult result;
     try {
@@ -63,11 +60,12 @@ class RunnerContext : public PhaseContext {
     lease_ = nullptr;
     pqxx::result fenced;
     if (auto* point = std::get_if<RecoveryPoint>(&result)) {
-      fenced = tx.exec_prepared(conn.prepare(kMoveRecoveryPoint), key_.id, key_.lock_token, point->name);
+      fenced = tx.exec_prepared(conn.prepare(statements::kMoveRecoveryPoint), key_.id, key_.lock_token, point->name);
     } else if (auto* response = std::get_if<Response>(&result)) {
-      fenced = tx.exec_prepared(conn.prepare(kFinish), key_.id, key_.lock_token, response->status, response->body);
+      fenced = tx.exec_prepared(conn.prepare(statements::kFinish), key_.id, key_.lock_token, response->status,
+                                response->body);
     } else {
-      fenced = tx.exec_prepared(conn.prepare(kFence), key_.id, key_.lock_token);
+      fenced = tx.exec_prepared(conn.prepare(statements::kFence), key_.id, key_.lock_token);
     }
     if (fenced.empty()) throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
     tx.commit();
@@ -85,6 +83,7 @@ class RunnerContext : public PhaseContext {
 
   PhaseRunner& runner_;
   KeyRow& key_;
+  std::unique_ptr<OpenSection> section_;        // the creating transaction, until the first section
   db::ConnectionPool::Lease* lease_ = nullptr;  // set only while a phase's work runs
 };
 
@@ -114,8 +113,8 @@ Outcome PhaseRunner::conflict(const KeyRow& key, const std::string& what) {
   return out;
 }
 
-Outcome PhaseRunner::run(const Flow& flow, KeyRow key) {
-  RunnerContext context(*this, key);
+Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section) {
+  RunnerContext context(*this, key, std::move(section));
   // A flow is acyclic, so it finishes within as many steps as it has phases.
   for (std::size_t step = 0; step <= flow.size() + 1; ++step) {
     if (key.recovery_point == kFinished) {
@@ -136,6 +135,11 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key) {
     }
     std::string before = key.recovery_point;
     try {
+      // Ends (rolls back) an unused creating transaction before any handler below needs a connection.
+      struct DropOpenSection {
+        RunnerContext& context;
+        ~DropOpenSection() { context.drop_open_section(); }
+      } drop_open_section{context};
       PhaseResult result = phase->second(context);
       if (std::holds_alternative<NoOp>(result) || key.recovery_point == before) {
         throw std::logic_error("phase " + before + " made no progress");

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/db/connection_pool.hpp"
+#include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/phase.hpp"
 
 namespace rr::idempotency {
@@ -52,8 +53,10 @@ class PhaseRunner {
   PhaseRunner(db::ConnectionPool& pool, RunnerOptions options = {}) : pool_(pool), options_(std::move(options)) {}
 
   // `key` must be locked by us (from acquire_key). Runs phases until a Response, a transient
-  // failure, a lost lock or an error. Rethrows SimulatedCrash.
-  Outcome run(const Flow& flow, KeyRow key);
+  // failure, a lost lock or an error. Rethrows SimulatedCrash. With `section` (from begin_key),
+  // the first phase's atomic section continues the transaction that created the key; the first
+  // phase must not check out another connection before its atomic section.
+  Outcome run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section = nullptr);
 
   // Counters since start, for metrics.
   std::uint64_t serialization_retries() const { return serialization_retries_.load(); }

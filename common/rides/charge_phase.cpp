@@ -7,14 +7,10 @@
 #include "common/metrics/registry.hpp"
 #include "common/rides/ride_flow.hpp"
 #include "common/rides/ride_response.hpp"
+#include "common/rides/ride_statements.hpp"
 
 namespace rr::rides {
 namespace {
-
-// Returns the ride as the response shows it, saving a read.
-const db::Statement kRecordCharge{
-    "rides_record_charge",
-    "UPDATE rides SET stripe_charge_id = $2 WHERE idempotency_key_id = $1 RETURNING " RR_RIDE_VIEW_COLUMNS};
 
 const char* outcome_label(const payments::ChargeOutcome& outcome) {
   switch (outcome.kind) {
@@ -55,9 +51,10 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
   switch (outcome.kind) {
     case payments::ChargeOutcome::Kind::charged:
       return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
-        auto rows = tx.exec_prepared(ctx.prepare(kRecordCharge), key.id, outcome.charge_id);
+        auto rows = tx.exec_prepared(ctx.prepare(statements::kRecordChargeAndStageReceipt), key.id, outcome.charge_id,
+                                     kRideAmountCents, kRideCurrency, key.user_id);
         if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
-        return stage_receipt_and_respond(ctx, tx, ride_view_from(rows[0]), key.user_id);
+        return idempotency::Response{201, ride_created_body(ride_view_from(rows[0]))};
       });
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});

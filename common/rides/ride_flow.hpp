@@ -36,8 +36,4 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
 idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run);
 idempotency::PhaseResult send_receipt_phase(idempotency::PhaseContext& ctx, RideRun& run);
 
-// Shared by charge and send_receipt: stage the receipt job and build the 201, inside `tx`.
-idempotency::Response stage_receipt_and_respond(idempotency::PhaseContext& ctx, pqxx::work& tx, const RideView& ride,
-                                                std::int64_t user_id);
-
 }  // namespace rr::rides

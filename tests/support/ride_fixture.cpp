@@ -62,6 +62,15 @@ std::string RideFixture::add_user(const std::string& email, const std::string& c
 
 http::Response RideFixture::post_ride(const std::string& key, const std::string& body, const std::string& content_type,
                                       std::optional<std::string> bearer) {
+  return app->handle(ride_request(key, body, content_type, std::move(bearer)));
+}
+
+std::optional<http::Response> RideFixture::post_ride_in_memory(const std::string& key, const std::string& body) {
+  return app->handle_in_memory(ride_request(key, body, "application/x-www-form-urlencoded", std::nullopt));
+}
+
+http::Request RideFixture::ride_request(const std::string& key, const std::string& body,
+                                        const std::string& content_type, std::optional<std::string> bearer) const {
   http::Request request;
   request.method = "POST";
   request.target = request.path = "/rides";
@@ -69,7 +78,7 @@ http::Response RideFixture::post_ride(const std::string& key, const std::string&
       {"Authorization", "Bearer " + bearer.value_or(token)}, {"Idempotency-Key", key}, {"Content-Type", content_type}};
   request.body = body;
   request.remote_address = "127.0.0.1";
-  return app->handle(request);
+  return request;
 }
 
 http::Response RideFixture::get(const std::string& target, std::optional<std::string> bearer) {

@@ -43,6 +43,10 @@ struct RideFixture {
   http::Response post_ride(const std::string& key, const std::string& body = kDefaultForm,
                            const std::string& content_type = "application/x-www-form-urlencoded",
                            std::optional<std::string> bearer = std::nullopt);
+  // What the server's I/O thread would answer without a worker (App::handle_in_memory).
+  std::optional<http::Response> post_ride_in_memory(const std::string& key, const std::string& body = kDefaultForm);
+  http::Request ride_request(const std::string& key, const std::string& body, const std::string& content_type,
+                             std::optional<std::string> bearer) const;
   http::Response get(const std::string& target, std::optional<std::string> bearer = std::nullopt);
   std::string count(const std::string& table) { return db.scalar("SELECT count(*) FROM " + table); }
 
