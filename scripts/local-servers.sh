@@ -7,6 +7,8 @@
 #   scripts/local-servers.sh env DIR              print the export lines again
 #
 # --fast turns fsync off (for correctness tests only; benchmarks keep durable commits).
+# PG_EXTRA_OPTS (optional) adds postgres options on start, after the defaults, e.g.
+#   PG_EXTRA_OPTS="-c shared_preload_libraries=pg_stat_statements"   (values without spaces)
 # PostgreSQL refuses to run as root, so as root it runs as the postgres user.
 set -euo pipefail
 
@@ -76,6 +78,7 @@ start() {
   fi
   local opts="-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1 -c max_connections=300"
   if [ "$fast" = "--fast" ]; then opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi
+  if [ -n "${PG_EXTRA_OPTS:-}" ]; then opts="$opts $PG_EXTRA_OPTS"; fi
   as_pg "$pgbin/pg_ctl" -w -t 60 -D "$dir/pg" -l "$dir/pg/server.log" -o "$opts" start >/dev/null ||
     { cat "$dir/pg/server.log" >&2; exit 1; }
   if ! as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -tAc \

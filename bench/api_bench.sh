@@ -1,0 +1,374 @@
+#!/usr/bin/env bash
+# Issue 8's harness: POST /rides under wrk beside pgbench running the exact SQL of one request,
+# on a durable (fsync on) throwaway PostgreSQL, with CPU per process, the API's memory, a check
+# that the API executes the statements the pgbench script does, and a check that no ride, charge
+# or receipt was lost ("a benchmark that loses data is not a result").
+#
+#   bench/api_bench.sh [BUILD_DIR]     default build-apibench (built Release if binaries are missing)
+#   env: DURATION=15 (seconds per run)  MEMORY_SECONDS=60 (the mixed run at 128 before reading RSS)
+#        RESULTS_FILE=bench/results/api_bench-<date>.md (the table is written there too)
+#
+# Runs: pgbench new-key SQL at 8/32/128 clients; the API with new keys, replays of one key and a
+# 90/10 mix of new keys and retries at 8/32/128 connections (wrk -t2, bench/api_bench/*.lua);
+# pgbench replay SQL at 32. Exits non-zero if the data check or the statement-count check fails;
+# the targets are informational.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${1:-build-apibench}
+duration=${DURATION:-15}
+memory_seconds=${MEMORY_SECONDS:-60}
+results_file=${RESULTS_FILE:-bench/results/api_bench-$(date +%Y%m%d-%H%M%S).md}
+connections=(8 32 128)
+
+for b in rocket-rides-api rocket-rides-stripe-mock rocket-rides-bench-sql; do
+  if [ ! -x "$build/bin/$b" ]; then
+    scripts/build.sh "$build" -DCMAKE_BUILD_TYPE=Release -DROCKET_RIDES_TESTS=OFF
+    break
+  fi
+done
+bin=$PWD/$build/bin
+for tool in wrk pgbench psql curl python3; do
+  command -v "$tool" >/dev/null || { echo "api_bench: $tool is not installed" >&2; exit 1; }
+done
+
+dir=$(mktemp -d /tmp/rocket-rides-apibench.XXXXXX)
+chmod 755 "$dir"  # the servers run as postgres when we are root
+pids=()
+cleanup() {
+  local status=$?
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  scripts/local-servers.sh stop "$dir/servers" >/dev/null 2>&1 || true
+  if [ "$status" -ne 0 ]; then
+    # Keep the logs (not the data directory) for a look at what went wrong.
+    local logs
+    logs=$(mktemp -d /tmp/rocket-rides-apibench-logs.XXXXXX)
+    cp "$dir"/*.log "$dir"/*.out "$dir/servers/pg/server.log" "$logs/" 2>/dev/null || true
+    echo "api_bench: failed (exit $status); logs kept in $logs" >&2
+  fi
+  rm -rf "$dir"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+pick_port() {  # below the ephemeral range, like scripts/local-servers.sh
+  local port low=10000 high
+  high=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  for _ in $(seq 1 100); do
+    port=$((low + RANDOM % (high - low)))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
+  done
+  return 1
+}
+wait_port() {
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "api_bench: nothing listens on port $1" >&2
+  return 1
+}
+now() { date +%s.%N; }
+sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$DATABASE_URL" "$@"; }
+
+# --- CPU accounting from /proc (clock ticks: utime+stime, plus cutime+cstime of reaped children)
+clk=$(getconf CLK_TCK)
+ticks_of() {  # pid
+  awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+postgres_ticks() {  # the postmaster and all its children; exited backends are in its cutime/cstime
+  local pm
+  pm=$(head -n 1 "$dir/servers/pg/postmaster.pid")
+  # A process may exit between the glob and the read: cat then fails, which pipefail must not see.
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$pm" '{
+    pid = $1; line = $0; sub(/^.*\) /, "", line); split(line, f, " ")
+    if (pid == pm || f[2] == pm) t += f[12] + f[13] + f[14] + f[15]
+  } END { print t + 0 }'
+}
+
+# --- servers
+echo "starting durable PostgreSQL (pg_stat_statements) and Redis..."
+servers_env=$(PG_EXTRA_OPTS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=on -c pg_stat_statements.max=10000" \
+  scripts/local-servers.sh start "$dir/servers")
+eval "$servers_env"
+base_url=${DATABASE_URL%/*}
+pgbench_url=$base_url/rocket_rides_pgbench
+sql -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+sql -c "CREATE DATABASE rocket_rides_pgbench"
+
+"$bin/rocket-rides-api" migrate >"$dir/migrate.log" 2>&1
+DATABASE_URL=$pgbench_url "$bin/rocket-rides-api" migrate >>"$dir/migrate.log" 2>&1
+token=$("$bin/rocket-rides-api" user create --email bench@rocketrides.example --stripe-customer cus_bench 2>>"$dir/migrate.log")
+DATABASE_URL=$pgbench_url "$bin/rocket-rides-api" user create --email pgbench@rocketrides.example \
+  --stripe-customer cus_bench >/dev/null 2>>"$dir/migrate.log"
+pgbench_user=$(psql -X -Atq "$pgbench_url" -c "SELECT id FROM users WHERE email = 'pgbench@rocketrides.example'")
+
+mock_port=$(pick_port)
+# The stand-in provider with no injected failures, drops or latency.
+PORT=$mock_port STRIPE_API_KEY=sk_bench MOCK_FAILURE_RATE=0 MOCK_DROP_RATE=0 MOCK_LATENCY_MS=0 \
+  "$bin/rocket-rides-stripe-mock" >"$dir/mock.log" 2>&1 &
+mock_pid=$!
+pids+=("$mock_pid")
+api_port=$(pick_port)
+while [ "$api_port" = "$mock_port" ]; do api_port=$(pick_port); done
+# Defaults for everything else; no LOG_LEVEL knob exists, so its logs go to a file.
+PORT=$api_port STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench \
+  "$bin/rocket-rides-api" >"$dir/api.log" 2>&1 &
+api_pid=$!
+pids+=("$api_pid")
+wait_port "$mock_port"
+wait_port "$api_port"
+api_url=http://127.0.0.1:$api_port
+
+# --- pgbench scripts, generated from the product's statement constants
+"$bin/rocket-rides-bench-sql" new-key >"$dir/new_key.sql"
+"$bin/rocket-rides-bench-sql" replay >"$dir/replay.sql"
+sql_per_new_key=$("$bin/rocket-rides-bench-sql" count new-key)
+pgbench_defines=()
+while IFS= read -r line; do pgbench_defines+=(-D "$line"); done < <("$bin/rocket-rides-bench-sql" defines)
+pgbench_defines+=(-D "user_id=$pgbench_user" -D lock_token=6f1c2b9e-8a4d-4c3b-9e2f-5d7a1b0c3e4f)
+
+# --- one measured run: $1 = row label, then the load generator's command line.
+# Writes "label rps p50 p99 2xx 409 5xx other pg api mock loadgen" to $dir/rows.tsv.
+run_index=0
+measure() {
+  local label=$1 kind=$2 out
+  shift 2
+  run_index=$((run_index + 1))
+  out=$dir/run-$run_index.out
+  sql -c "/* api_bench */ CHECKPOINT"  # every run starts without a checkpoint's backlog
+  local pg0 api0 mock0 t0 pg1 api1 mock1 t1 gen
+  pg0=$(postgres_ticks)
+  api0=$(ticks_of "$api_pid")
+  mock0=$(ticks_of "$mock_pid")
+  t0=$(now)
+  # The wrapper shell waits for the load generator, so its own stat then holds the generator's
+  # CPU as cutime+cstime.
+  OUT=$out bash -c '"$@" >"$OUT" 2>&1; rc=$?; cat /proc/$$/stat >"$OUT.cpu"; exit $rc' _ "$@" || {
+    echo "api_bench: $label: the load generator failed:" >&2
+    tail -n 20 "$out" >&2
+    exit 1
+  }
+  t1=$(now)
+  pg1=$(postgres_ticks)
+  api1=$(ticks_of "$api_pid")
+  mock1=$(ticks_of "$mock_pid")
+  gen=$(awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "$out.cpu")
+  local cores
+  cores=$(awk -v clk="$clk" -v wall="$(echo "$t1 - $t0" | bc -l)" -v pg=$((pg1 - pg0)) -v api=$((api1 - api0)) \
+    -v mock=$((mock1 - mock0)) -v gen="$gen" \
+    'BEGIN { printf "%.2f %.2f %.2f %.2f", pg / clk / wall, api / clk / wall, mock / clk / wall, gen / clk / wall }')
+  local stats
+  if [ "$kind" = wrk ]; then
+    local r
+    r=$(grep '^BENCH_RESULT' "$out") || { echo "api_bench: $label: no result line" >&2; cat "$out" >&2; exit 1; }
+    # shellcheck disable=SC2001
+    stats=$(echo "$r" | sed 's/^BENCH_RESULT //' | awk '{
+      for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      printf "%s %s %s %s %s %s %s", v["rps"], v["p50_ms"], v["p99_ms"], v["s2xx"], v["s409"], v["s5xx"], v["sother"] + v["socket_errors"]
+    }')
+    echo "$r" >"$out.result"
+  else
+    local tps done_tx failed p50 p99
+    tps=$(awk '/^tps = / { print $3 }' "$out")
+    done_tx=$(awk '/number of transactions actually processed/ { print $NF }' "$out")
+    failed=$(awk '/number of failed transactions/ { print $5 }' "$out")
+    read -r p50 p99 < <(cat "$dir/pgbench-log-$run_index".* | awk '$3 ~ /^[0-9]+$/ { print $3 / 1000 }' | sort -n |
+      awk '{ v[NR] = $1 } END { if (NR == 0) { print "- -"; exit }
+        i50 = int(NR * 0.50); if (i50 < 1) i50 = 1; i99 = int(NR * 0.99); if (i99 < 1) i99 = 1
+        printf "%.3f %.3f\n", v[i50], v[i99] }')
+    rm -f "$dir/pgbench-log-$run_index".*
+    stats="$(printf '%.1f' "$tps") $p50 $p99 $done_tx 0 0 ${failed:-0}"
+  fi
+  printf '%s\t%s %s\n' "$label" "$stats" "$cores" >>"$dir/rows.tsv"
+  printf '  %-28s %s | cores pg/api/mock/loadgen %s\n' "$label" "$stats" "$cores"
+}
+
+pgbench_run() {  # label script clients
+  measure "$1" pgbench pgbench -n -M prepared -c "$3" -j 2 -T "$duration" -f "$2" "${pgbench_defines[@]}" \
+    -l --log-prefix="$dir/pgbench-log-$((run_index + 1))" "$pgbench_url"
+}
+wrk_run() {  # label lua connections seconds
+  measure "$1" wrk env BENCH_TOKEN="$token" BENCH_RUN="r$((run_index + 1))-$RANDOM$RANDOM" \
+    BENCH_REPLAY_KEY="${replay_key:-}" wrk -t2 -c"$3" -d"${4:-$duration}s" --latency -s "bench/api_bench/$2" "$api_url"
+}
+
+echo "runs of ${duration}s each (columns: rate p50 p99 2xx 409 5xx other):"
+: >"$dir/rows.tsv"
+for c in "${connections[@]}"; do pgbench_run "pgbench new-key SQL $c" "$dir/new_key.sql" "$c"; done
+
+# Warm up the API (connections, prepared statements, token cache) outside the measured runs.
+BENCH_TOKEN=$token BENCH_RUN=warmup-$RANDOM$RANDOM wrk -t2 -c32 -d3s -s bench/api_bench/new_keys.lua "$api_url" \
+  >"$dir/warmup.out" 2>&1
+
+statement_check_failed=0
+for c in "${connections[@]}"; do
+  if [ "$c" = 32 ]; then
+    # Statements per new key, counted by PostgreSQL while the API serves new keys at 32.
+    sql -c "/* api_bench */ SELECT pg_stat_statements_reset()" >/dev/null
+    created0=$(sql -c "/* api_bench */ SELECT count(*) FROM idempotency_keys WHERE response_code = 201")
+  fi
+  wrk_run "API new keys $c" new_keys.lua "$c"
+  if [ "$c" = 32 ]; then
+    sleep 1  # requests in flight when wrk stopped finish
+    created1=$(sql -c "/* api_bench */ SELECT count(*) FROM idempotency_keys WHERE response_code = 201")
+    sql -F $'\t' -c "/* api_bench */ SELECT calls, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+      FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+      WHERE d.datname = current_database() AND query NOT LIKE '%/* api_bench */%' ORDER BY calls DESC" \
+      >"$dir/statements.tsv"
+    api_statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements.tsv")
+    created=$((created1 - created0))
+    api_per_key=$(awk -v s="$api_statements" -v k="$created" 'BEGIN { if (k > 0) printf "%.3f", s / k; else print "nan" }')
+    echo
+    echo "statements per new key: API $api_per_key ($api_statements statements / $created keys answered 201)," \
+      "pgbench script $sql_per_new_key"
+    if ! awk -v a="$api_per_key" -v p="$sql_per_new_key" 'BEGIN { d = a - p; if (d < 0) d = -d; exit !(a == a + 0 && d <= 0.02 * p) }'; then
+      statement_check_failed=1
+      echo "!!! STATEMENT COUNT MISMATCH: the API runs $api_per_key statements per new key, the pgbench script" \
+        "$sql_per_new_key: the pgbench baseline is not the request's SQL. Statements seen (calls, query):" >&2
+      head -n 20 "$dir/statements.tsv" >&2
+    fi
+    echo "  per new key: calls / keys, query"
+    awk -F '\t' -v k="$created" 'k > 0 && NR <= 12 { printf "  %6.3f  %s\n", $1 / k, $2 }' "$dir/statements.tsv"
+    echo
+  fi
+done
+
+replay_key=replay-bench-key-$RANDOM$RANDOM-$RANDOM$RANDOM
+status=$(curl -s -o "$dir/replay-first.out" -w '%{http_code}' -X POST "$api_url/rides" \
+  -H "Authorization: Bearer $token" -H "Idempotency-Key: $replay_key" -H "Content-Type: application/json" \
+  -d '{"origin_lat":37.7749,"origin_lon":-122.4194,"target_lat":37.8044,"target_lon":-122.2712}')
+[ "$status" = 201 ] || { echo "api_bench: creating the replay key answered $status" >&2; cat "$dir/replay-first.out" >&2; exit 1; }
+for c in "${connections[@]}"; do wrk_run "API replay $c" replay.lua "$c"; done
+for c in "${connections[@]}"; do wrk_run "API mixed $c" mixed.lua "$c"; done
+
+pgbench_replay_key=$(psql -X -Atq "$pgbench_url" -c "SELECT idempotency_key FROM idempotency_keys WHERE response_code = 201 LIMIT 1")
+pgbench_defines+=(-D "replay_key=$pgbench_replay_key")
+pgbench_run "pgbench replay SQL 32" "$dir/replay.sql" 32
+
+echo "memory: ${memory_seconds}s of mixed traffic at 128 connections..."
+wrk_run "API mixed 128 (${memory_seconds}s)" mixed.lua 128 "$memory_seconds"
+rss_kib=$(awk '/^VmRSS:/ { print $2 }' "/proc/$api_pid/status")
+hwm_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$api_pid/status")
+mock_rss_kib=$(awk '/^VmRSS:/ { print $2 }' "/proc/$mock_pid/status")
+
+# --- the data check: every 201 has its ride, charge (known to the provider, once) and receipt
+echo
+echo "checking the data..."
+sleep 2  # anything still in flight finishes
+curl -sf "http://127.0.0.1:$mock_port/_mock/charges" -o "$dir/charges.json"
+python3 -c '
+import json, sys
+for c in json.load(open(sys.argv[1])):
+    print("%s\t%s" % (c["id"], c["idempotency_key"]))' "$dir/charges.json" >"$dir/charges.tsv"
+check=$(sql -F ' ' <<SQL
+CREATE TEMP TABLE mock_charges (id text, payment_key text);
+\copy mock_charges FROM '$dir/charges.tsv'
+WITH created AS (SELECT * FROM idempotency_keys WHERE response_code = 201),
+     jobs AS (SELECT (job_args->0->>'ride_id')::bigint AS ride_id, count(*) AS n FROM staged_jobs
+              WHERE job_name = 'send_ride_receipt' GROUP BY 1)
+SELECT
+  (SELECT count(*) FROM created),
+  (SELECT count(*) FROM created k LEFT JOIN rides r ON r.idempotency_key_id = k.id
+     WHERE r.id IS NULL OR r.stripe_charge_id IS NULL),
+  (SELECT count(stripe_charge_id) - count(DISTINCT stripe_charge_id) FROM rides),
+  (SELECT count(*) FROM created k JOIN rides r ON r.idempotency_key_id = k.id
+     LEFT JOIN jobs j ON j.ride_id = r.id WHERE coalesce(j.n, 0) <> 1),
+  (SELECT count(*) FROM rides r WHERE r.stripe_charge_id IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM mock_charges c WHERE c.id = r.stripe_charge_id)),
+  (SELECT count(*) FROM (SELECT payment_key FROM mock_charges GROUP BY 1 HAVING count(*) > 1) d),
+  (SELECT count(*) FROM mock_charges c JOIN idempotency_keys k ON k.payment_idempotency_key = c.payment_key
+     WHERE k.response_code = 201 AND NOT EXISTS
+       (SELECT 1 FROM rides r WHERE r.idempotency_key_id = k.id AND r.stripe_charge_id = c.id)),
+  (SELECT count(*) FROM mock_charges),
+  (SELECT count(*) FROM mock_charges c WHERE NOT EXISTS
+     (SELECT 1 FROM rides r WHERE r.stripe_charge_id = c.id)),
+  (SELECT count(*) FROM idempotency_keys WHERE recovery_point <> 'finished'),
+  (SELECT count(*) FROM idempotency_keys WHERE response_code IS DISTINCT FROM 201 AND recovery_point = 'finished');
+SQL
+)
+read -r keys_201 no_charge dup_charge bad_jobs unknown_charge double_charge wrong_charge mock_charges \
+  unrecorded unfinished other_finished <<<"$check"
+printf '  keys answered 201: %d; mock charges: %d\n' "$keys_201" "$mock_charges"
+printf '  201 without a ride or without its charge id: %d\n' "$no_charge"
+printf '  charge ids recorded twice: %d\n' "$dup_charge"
+printf '  rides of 201 keys without exactly one staged receipt job: %d\n' "$bad_jobs"
+printf '  ride charge ids the provider does not know: %d\n' "$unknown_charge"
+printf '  payment keys charged more than once: %d\n' "$double_charge"
+printf '  charges of a 201 key other than the one on its ride: %d\n' "$wrong_charge"
+printf '  (info) charges on no ride: %d; unfinished keys: %d; finished keys not 201: %d\n' \
+  "$unrecorded" "$unfinished" "$other_finished"
+data_ok=1
+if [ "$keys_201" -eq 0 ] || [ $((no_charge + dup_charge + bad_jobs + unknown_charge + double_charge + wrong_charge)) -ne 0 ]; then
+  data_ok=0
+fi
+
+# --- the table
+mkdir -p "$(dirname "$results_file")"
+table=$(awk -F '\t' '
+  { split($2, v, " "); label[NR] = $1; for (i = 1; i <= 11; i++) f[NR, i] = v[i]; n = NR
+    if ($1 ~ /^pgbench new-key SQL /) { c = $1; sub(/.* /, "", c); base[c] = v[1] } }
+  END {
+    print "| run | req/s (tps) | p50 ms | p99 ms | 2xx | non-2xx 409 / 5xx / other | CPU cores pg / api / mock / loadgen | API / pgbench |"
+    print "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: |"
+    for (r = 1; r <= n; r++) {
+      ratio = ""
+      if (label[r] ~ /^API (new keys|mixed) [0-9]+$/) { c = label[r]; sub(/.* /, "", c); if (base[c] > 0) ratio = sprintf("%.2f", f[r, 1] / base[c]) }
+      printf "| %s | %.0f | %s | %s | %d | %d / %d / %d | %s / %s / %s / %s | %s |\n", label[r], f[r, 1], f[r, 2], f[r, 3],
+        f[r, 4], f[r, 5], f[r, 6], f[r, 7], f[r, 8], f[r, 9], f[r, 10], f[r, 11], ratio
+    }
+  }' "$dir/rows.tsv")
+
+field() {  # label column(1-based: rps p50 p99 2xx 409 5xx other)
+  awk -F '\t' -v l="$1" -v c="$2" '$1 == l { split($2, v, " "); print v[c] }' "$dir/rows.tsv"
+}
+verdict() { if awk "BEGIN { exit !($2) }"; then echo "PASS  $1"; else echo "FAIL  $1"; fi; }
+new32=$(field "API new keys 32" 1)
+pg32=$(field "pgbench new-key SQL 32" 1)
+targets=$(
+  verdict "new keys at 32: $new32 req/s >= 0.8 x pgbench $pg32 tps" "$new32 >= 0.8 * $pg32"
+  verdict "new keys at 32: zero 409 and zero 5xx ($(field "API new keys 32" 5) / $(field "API new keys 32" 6))" \
+    "$(field "API new keys 32" 5) + $(field "API new keys 32" 6) == 0"
+  verdict "new keys at 32: p99 $(field "API new keys 32" 3) ms < 50 ms" "$(field "API new keys 32" 3) < 50"
+  verdict "replays at 32: $(field "API replay 32" 1) req/s >= 20000" "$(field "API replay 32" 1) >= 20000"
+  for kind in "new keys" mixed; do
+    r32=$(field "API $kind 32" 1)
+    r128=$(field "API $kind 128" 1)
+    errors=$(($(field "API $kind 128" 5) + $(field "API $kind 128" 6) + $(field "API $kind 128" 7)))
+    verdict "$kind at 128: no errors ($errors non-2xx or socket errors)" "$errors == 0"
+    verdict "$kind at 128: $r128 req/s within 10% of the 32-connection $r32" "$r128 >= 0.9 * $r32"
+  done
+  verdict "API RSS after ${memory_seconds}s of mixed traffic at 128: $((rss_kib / 1024)) MiB < 64 MiB" "$rss_kib < 65536"
+)
+
+report=$(
+  echo "## bench/api_bench.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, ${duration}s per run"
+  echo
+  echo "$table"
+  echo
+  echo "Statements per new key: API $api_per_key, pgbench script $sql_per_new_key."
+  echo "API memory after ${memory_seconds}s of mixed traffic at 128: VmRSS $((rss_kib / 1024)) MiB," \
+    "VmHWM $((hwm_kib / 1024)) MiB (stand-in provider VmRSS $((mock_rss_kib / 1024)) MiB, it keeps every charge)."
+  echo "Data: $keys_201 keys answered 201, each with its ride, charge and one receipt job: $([ "$data_ok" = 1 ] && echo ok || echo VIOLATED)."
+  echo
+  echo '```'
+  echo "$targets"
+  echo '```'
+)
+echo
+echo "$report"
+echo "$report" >"$results_file"
+echo
+echo "written to $results_file"
+
+if [ "$data_ok" != 1 ]; then
+  echo "!!! DATA CHECK FAILED: a benchmark that loses data is not a result" >&2
+  exit 1
+fi
+if [ "$statement_check_failed" = 1 ]; then
+  echo "!!! STATEMENT COUNT MISMATCH (see above): the API/pgbench ratio compares different work" >&2
+  exit 1
+fi
