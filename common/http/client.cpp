@@ -113,9 +113,17 @@ bool is_ip_literal(const std::string& host) {
   return !ec;
 }
 
+// What an exchange learned about its connection, beside the response.
+struct ExchangeState {
+  std::string step;
+  bool answered = false;  // some response bytes arrived: the request reached the server
+  bool reusable = false;  // the response allows another request on this connection
+};
+
 template <typename Stream>
 asio::awaitable<ClientResponse> round_trip(Stream& stream, const bhttp::request<bhttp::string_body>& request,
-                                           std::string& step) {
+                                           ExchangeState& state) {
+  auto& step = state.step;
   step = "write";
   co_await bhttp::async_write(stream, request, asio::use_awaitable);
   step = "read";
@@ -125,6 +133,7 @@ asio::awaitable<ClientResponse> round_trip(Stream& stream, const bhttp::request<
   if (request.method() == bhttp::verb::head) parser.skip(true);
   error_code ec;
   co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+  state.answered = parser.got_some();
   // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
   if (ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof()) {
     ec = {};
@@ -133,6 +142,8 @@ asio::awaitable<ClientResponse> round_trip(Stream& stream, const bhttp::request<
   if (ec) throw boost::system::system_error(ec);
 
   auto& message = parser.get();
+  // Bytes past the response would be a broken peer; a body that ran to EOF used the connection up.
+  state.reusable = message.keep_alive() && !parser.need_eof() && buffer.size() == 0;
   ClientResponse response;
   response.status = static_cast<int>(message.result_int());
   for (const auto& field : message) {
@@ -159,12 +170,22 @@ struct Connection {
 };
 
 asio::awaitable<ClientResponse> exchange(Connection& connection, const Url& url,
-                                         const bhttp::request<bhttp::string_body>& request, std::string& step) {
-  step = "resolve";
-  auto endpoints = co_await connection.resolver.async_resolve(url.host, url.port, asio::use_awaitable);
+                                         const bhttp::request<bhttp::string_body>& request, ExchangeState& state) {
+  auto& step = state.step;
   step = "connect";
-  co_await asio::async_connect(connection.socket(), endpoints, asio::use_awaitable);
-  if (!connection.secure) co_return co_await round_trip(connection.plain, request, step);
+  if (is_ip_literal(url.host)) {
+    // No resolver for an address: asio's resolver runs getaddrinfo on a thread of its own.
+    tcp::endpoint endpoint(asio::ip::make_address(url.host), static_cast<unsigned short>(std::stoi(url.port)));
+    co_await connection.socket().async_connect(endpoint, asio::use_awaitable);
+  } else {
+    step = "resolve";
+    auto endpoints = co_await connection.resolver.async_resolve(url.host, url.port, asio::use_awaitable);
+    step = "connect";
+    co_await asio::async_connect(connection.socket(), endpoints, asio::use_awaitable);
+  }
+  error_code ignored;
+  connection.socket().set_option(tcp::no_delay(true), ignored);
+  if (!connection.secure) co_return co_await round_trip(connection.plain, request, state);
 
   step = "TLS handshake";
   auto& stream = *connection.secure;
@@ -173,10 +194,18 @@ asio::awaitable<ClientResponse> exchange(Connection& connection, const Url& url,
   }
   stream.set_verify_callback(ssl::host_name_verification(url.host));
   co_await stream.async_handshake(ssl::stream_base::client, asio::use_awaitable);
-  co_return co_await round_trip(stream, request, step);
+  co_return co_await round_trip(stream, request, state);
 }
 
-bhttp::request<bhttp::string_body> build_request(const ClientRequest& input, const Url& url) {
+// A request on a connection kept from an earlier one: straight to the round trip.
+asio::awaitable<ClientResponse> exchange_again(Connection& connection,
+                                               const bhttp::request<bhttp::string_body>& request,
+                                               ExchangeState& state) {
+  if (connection.secure) co_return co_await round_trip(*connection.secure, request, state);
+  co_return co_await round_trip(connection.plain, request, state);
+}
+
+bhttp::request<bhttp::string_body> build_request(const ClientRequest& input, const Url& url, bool keep_alive) {
   bhttp::request<bhttp::string_body> request;
   request.method_string(input.method);
   request.target(url.target);
@@ -193,7 +222,7 @@ bhttp::request<bhttp::string_body> build_request(const ClientRequest& input, con
     request.insert(name, value);
   }
   request.body() = input.body;
-  request.keep_alive(false);
+  request.keep_alive(keep_alive);
   request.prepare_payload();
   return request;
 }
@@ -233,46 +262,139 @@ std::string ClientResponse::header(std::string_view name) const {
   return "";
 }
 
-ClientResponse send(const ClientRequest& input) {
-  auto url = parse_url(input.url);
-  if (!url) throw TransportError("invalid URL \"" + input.url + "\"", false);
-  auto request = build_request(input, *url);
-  std::string what = input.method + " " + url->origin + url->target.substr(0, url->target.find('?'));
-
+// One connection with the io_context it lives on, so it can outlast the call that opened it.
+struct Client::Session {
+  Session(std::string origin, bool tls) : origin(std::move(origin)), connection(ioc, tls) {}
+  std::string origin;
   asio::io_context ioc;
-  Connection connection(ioc, url->tls);
-  std::string step;
+  Connection connection;
+  bool used = false;  // carried a request already: the server may have closed it since
+  std::chrono::steady_clock::time_point idle_since;
+};
+
+namespace {
+
+// Runs one request on `session` within `timeout`; every step is cancelled at the deadline.
+ClientResponse run_exchange(Client::Session& session, const Url& url, const bhttp::request<bhttp::string_body>& request,
+                            const std::string& what, std::chrono::milliseconds timeout, ExchangeState& state) {
   bool done = false;
   std::exception_ptr failure;
   ClientResponse response;
-  asio::co_spawn(ioc, exchange(connection, *url, request, step), [&](std::exception_ptr error, ClientResponse result) {
+  session.ioc.restart();
+  auto on_done = [&](std::exception_ptr error, ClientResponse result) {
     done = true;
     failure = error;
     response = std::move(result);
-  });
-  ioc.run_for(input.timeout);
-  bool timed_out = false;
+  };
+  if (session.used) {
+    asio::co_spawn(session.ioc, exchange_again(session.connection, request, state), on_done);
+  } else {
+    asio::co_spawn(session.ioc, exchange(session.connection, url, request, state), on_done);
+  }
+  session.used = true;
+  session.ioc.run_for(timeout);
   if (!done) {
     // The deadline passed: abort whichever step is pending and let the coroutine unwind.
-    timed_out = true;
-    connection.cancel();
-    ioc.restart();
-    ioc.run();
-  }
-  if (timed_out) {
-    throw TransportError(what + ": timed out after " + std::to_string(input.timeout.count()) + " ms during " + step,
+    session.connection.cancel();
+    session.ioc.restart();
+    session.ioc.run();
+    state.reusable = false;
+    throw TransportError(what + ": timed out after " + std::to_string(timeout.count()) + " ms during " + state.step,
                          true);
   }
   if (failure) {
+    state.reusable = false;
     try {
       std::rethrow_exception(failure);
     } catch (const boost::system::system_error& e) {
-      throw TransportError(what + ": " + step + ": " + e.code().message(), false);
+      throw TransportError(what + ": " + state.step + ": " + e.code().message(), false);
     } catch (const std::exception& e) {
-      throw TransportError(what + ": " + step + ": " + e.what(), false);
+      throw TransportError(what + ": " + state.step + ": " + e.what(), false);
     }
   }
   return response;
+}
+
+// Sending again is harmless when the method says so or an Idempotency-Key lets the server dedupe.
+bool safe_to_resend(const ClientRequest& request) {
+  if (request.method == "GET" || request.method == "HEAD" || request.method == "PUT" || request.method == "DELETE") {
+    return true;
+  }
+  for (const auto& [name, value] : request.headers) {
+    if (iequals(name, "Idempotency-Key")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Client::Client(std::size_t max_idle, std::chrono::milliseconds idle_limit)
+    : max_idle_(max_idle), idle_limit_(idle_limit) {}
+
+Client::~Client() = default;
+
+std::unique_ptr<Client::Session> Client::take_idle(const std::string& origin) {
+  std::lock_guard lock(mutex_);
+  auto now = std::chrono::steady_clock::now();
+  // Newest first: the one least likely to have been closed by the server meanwhile.
+  for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
+    if ((*it)->origin == origin && now - (*it)->idle_since < idle_limit_) {
+      auto session = std::move(*it);
+      idle_.erase(std::next(it).base());
+      return session;
+    }
+  }
+  std::erase_if(idle_, [&](const auto& session) { return now - session->idle_since >= idle_limit_; });
+  return nullptr;
+}
+
+void Client::give_back(std::unique_ptr<Session> session) {
+  session->idle_since = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  if (idle_.size() >= max_idle_) idle_.erase(idle_.begin());
+  idle_.push_back(std::move(session));
+}
+
+std::size_t Client::idle_connections() const {
+  std::lock_guard lock(mutex_);
+  return idle_.size();
+}
+
+ClientResponse Client::send(const ClientRequest& input) {
+  auto url = parse_url(input.url);
+  if (!url) throw TransportError("invalid URL \"" + input.url + "\"", false);
+  bool pooling = max_idle_ > 0;
+  auto request = build_request(input, *url, pooling);
+  std::string what = input.method + " " + url->origin + url->target.substr(0, url->target.find('?'));
+  auto deadline = std::chrono::steady_clock::now() + input.timeout;
+  auto remaining = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+  };
+
+  auto session = pooling ? take_idle(url->origin) : nullptr;
+  if (session) {
+    ExchangeState state;
+    try {
+      auto response = run_exchange(*session, *url, request, what, remaining(), state);
+      if (state.reusable) give_back(std::move(session));
+      return response;
+    } catch (const TransportError& e) {
+      // A kept connection the server had closed fails before any answer; then (only if sending
+      // twice is harmless) a fresh connection gets the rest of the time.
+      if (e.timed_out() || state.answered || !safe_to_resend(input)) throw;
+    }
+  }
+  session = std::make_unique<Session>(url->origin, url->tls);
+  ExchangeState state;
+  auto response = run_exchange(*session, *url, request, what, remaining(), state);
+  if (pooling && state.reusable) give_back(std::move(session));
+  return response;
+}
+
+ClientResponse send(const ClientRequest& request) {
+  Client one_shot(0);
+  return one_shot.send(request);
 }
 
 std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -36,7 +38,36 @@ struct ClientRequest {
   std::chrono::milliseconds timeout{10000};
 };
 
-// One request on a fresh connection. Throws TransportError.
+// Keeps connections open between requests (HTTP/1.1 keep-alive), one request per connection at
+// a time, so a busy caller pays connect and TLS handshake once rather than per request. A kept
+// connection the server closed meanwhile is retried once on a fresh one when sending twice is
+// harmless (GET/HEAD/PUT/DELETE, or an Idempotency-Key header). Thread-safe.
+class Client {
+ public:
+  // At most `max_idle` idle connections are kept (0: none, every request on a fresh one), each
+  // for at most `idle_limit`, below common servers' keep-alive timeouts.
+  explicit Client(std::size_t max_idle = 64, std::chrono::milliseconds idle_limit = std::chrono::seconds(20));
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Throws TransportError. The timeout covers everything, a retry on a fresh connection included.
+  ClientResponse send(const ClientRequest& request);
+  std::size_t idle_connections() const;
+
+  struct Session;
+
+ private:
+  std::unique_ptr<Session> take_idle(const std::string& origin);
+  void give_back(std::unique_ptr<Session> session);
+
+  std::size_t max_idle_;
+  std::chrono::milliseconds idle_limit_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Session>> idle_;
+};
+
+// One request on a fresh connection, closed afterwards. Throws TransportError.
 ClientResponse send(const ClientRequest& request);
 
 // Percent-encodes for application/x-www-form-urlencoded.

@@ -56,7 +56,7 @@ ChargeOutcome StripeClient::create_charge(const ChargeRequest& request) const {
   ChargeOutcome outcome;
   http::ClientResponse response;
   try {
-    response = http::send(http_request);
+    response = http_->send(http_request);
   } catch (const http::TransportError& e) {
     outcome.message = e.what();
     outcome.timed_out = e.timed_out();

@@ -1,14 +1,18 @@
 // Creates charges through a Stripe-compatible HTTP API (the real one or rocket-rides-stripe-mock).
 #pragma once
 
+#include <memory>
+
 #include "common/config/settings.hpp"
+#include "common/http/client.hpp"
 #include "common/payments/charge.hpp"
 
 namespace rr::payments {
 
 class StripeClient {
  public:
-  explicit StripeClient(config::PaymentSettings settings) : settings_(std::move(settings)) {}
+  explicit StripeClient(config::PaymentSettings settings)
+      : settings_(std::move(settings)), http_(std::make_shared<http::Client>()) {}
   // POST {base}/v1/charges, form-encoded amount, currency, customer, description;
   // Authorization: Bearer {key}; Idempotency-Key: request.idempotency_key. Never throws for
   // provider or network trouble: that is ChargeOutcome::Kind::unavailable.
@@ -16,6 +20,9 @@ class StripeClient {
 
  private:
   config::PaymentSettings settings_;
+  // Kept-alive connections to the provider: a charge pays no connect or TLS handshake of its own
+  // once traffic flows. Shared by copies, as the connections are.
+  std::shared_ptr<http::Client> http_;
 };
 
 }  // namespace rr::payments

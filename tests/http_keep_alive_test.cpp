@@ -1,0 +1,158 @@
+// http::Client keeps connections between requests and recovers when the server closed one,
+// against a bare loopback listener that counts the connections it accepts.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "common/http/client.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// Answers every request with "ok"; after `answers_per_connection` answers it closes the
+// connection silently (as a server whose keep-alive timeout passed), without "Connection: close".
+class CountingServer {
+ public:
+  explicit CountingServer(int answers_per_connection) : answers_per_connection_(answers_per_connection) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int yes = 1;
+    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener_, 16) != 0) {
+      throw std::runtime_error("cannot listen");
+    }
+    socklen_t len = sizeof addr;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~CountingServer() {
+    stopping_ = true;
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    thread_.join();
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/thing"; }
+  int accepted() const { return accepted_; }
+  int requests() const { return requests_; }
+
+ private:
+  void serve() {
+    while (!stopping_) {
+      int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0) return;
+      ++accepted_;
+      std::string buffer;
+      char chunk[4096];
+      for (int answered = 0; answered < answers_per_connection_;) {
+        auto end = buffer.find("\r\n\r\n");
+        if (end == std::string::npos) {
+          auto n = ::recv(fd, chunk, sizeof chunk, 0);
+          if (n <= 0) break;
+          buffer.append(chunk, static_cast<std::size_t>(n));
+          continue;
+        }
+        // Bodies are short and arrive with their head in these tests.
+        auto length_at = buffer.find("Content-Length: ");
+        std::size_t body =
+            length_at != std::string::npos && length_at < end ? std::stoul(buffer.substr(length_at + 16)) : 0;
+        if (buffer.size() < end + 4 + body) {
+          auto n = ::recv(fd, chunk, sizeof chunk, 0);
+          if (n <= 0) break;
+          buffer.append(chunk, static_cast<std::size_t>(n));
+          continue;
+        }
+        buffer.erase(0, end + 4 + body);
+        ++requests_;
+        ++answered;
+        static constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        ::send(fd, kOk.data(), kOk.size(), MSG_NOSIGNAL);
+      }
+      ::close(fd);
+    }
+  }
+
+  int answers_per_connection_;
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> accepted_{0};
+  std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+rr::http::ClientRequest request_to(const std::string& url, const std::string& method = "GET") {
+  rr::http::ClientRequest request;
+  request.method = method;
+  request.url = url;
+  request.timeout = 5000ms;
+  if (method == "POST") request.body = "a=1";
+  return request;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(http_keep_alive)
+
+BOOST_AUTO_TEST_CASE(consecutive_requests_share_one_connection) {
+  CountingServer server(1000);
+  rr::http::Client client;
+  for (int i = 0; i < 5; ++i) BOOST_TEST(client.send(request_to(server.url())).body == "ok");
+  BOOST_TEST(server.requests() == 5);
+  BOOST_TEST(server.accepted() == 1);
+  BOOST_TEST(client.idle_connections() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_one_shot_send_opens_a_connection_per_request) {
+  CountingServer server(1000);
+  for (int i = 0; i < 3; ++i) BOOST_TEST(rr::http::send(request_to(server.url())).body == "ok");
+  BOOST_TEST(server.accepted() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_kept_connection_the_server_closed_is_retried_on_a_fresh_one_when_safe) {
+  CountingServer server(1);  // closes after every answer, without saying so
+  rr::http::Client client;
+  BOOST_TEST(client.send(request_to(server.url())).body == "ok");
+  std::this_thread::sleep_for(50ms);  // let the close arrive
+  BOOST_TEST(client.send(request_to(server.url())).body == "ok");
+  auto with_key = request_to(server.url(), "POST");
+  with_key.headers = {{"Idempotency-Key", "key-0000000000000000001"}};
+  std::this_thread::sleep_for(50ms);
+  BOOST_TEST(client.send(with_key).body == "ok");
+  BOOST_TEST(server.requests() == 3);
+  BOOST_TEST(server.accepted() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_post_without_an_idempotency_key_is_never_sent_twice) {
+  CountingServer server(1);
+  rr::http::Client client;
+  BOOST_TEST(client.send(request_to(server.url())).body == "ok");
+  std::this_thread::sleep_for(50ms);
+  // The kept connection is dead; re-sending a plain POST could do its work twice, so it fails.
+  BOOST_CHECK_THROW(client.send(request_to(server.url(), "POST")), rr::http::TransportError);
+  BOOST_TEST(server.requests() == 1);
+  // The dead connection is gone: the next request opens a fresh one.
+  BOOST_TEST(client.send(request_to(server.url(), "POST")).body == "ok");
+  BOOST_TEST(server.requests() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_client_without_room_for_idle_connections_keeps_none) {
+  CountingServer server(1000);
+  rr::http::Client client(0);
+  for (int i = 0; i < 3; ++i) client.send(request_to(server.url()));
+  BOOST_TEST(server.accepted() == 3);
+  BOOST_TEST(client.idle_connections() == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
