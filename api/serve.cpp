@@ -76,6 +76,7 @@ int run_server() {
   options.address = settings.bind_address;
   options.port = settings.port;
   options.worker_threads = settings.worker_threads;
+  options.io_threads = settings.io_threads;
   http::Server server(
       options, [&app](const http::Request& request) { return app.handle(request); },
       [&app](const http::Request& request) { return app.handle_in_memory(request); });
@@ -83,6 +84,7 @@ int run_server() {
   log::info("listening", {{"address", settings.bind_address},
                           {"port", server.port()},
                           {"workers", settings.worker_threads},
+                          {"io_threads", settings.io_threads},
                           {"pool_size", settings.database_pool_size}});
   daemon::notify_ready();
   HealthWatchdog watchdog(settings.bind_address, server.port());

@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 #include <vector>
 
+#include "common/api/api_settings.hpp"
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
 
@@ -115,6 +116,29 @@ BOOST_AUTO_TEST_CASE(finite_decimal_parser_is_strict) {
                                                   std::string("1\0", 2)}) {
     BOOST_TEST(!parse_finite_decimal(bad).has_value(), "value " << bad);
   }
+}
+
+BOOST_AUTO_TEST_CASE(api_threads_and_response_memory_have_defaults_and_bounds) {
+  std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
+  auto defaults = rr::api::ApiSettings::from_env(Environment::from_map(base));
+  BOOST_TEST(defaults.io_threads >= 1u);
+  BOOST_TEST(defaults.response_cache_ttl.count() == 60000);
+  BOOST_TEST(defaults.response_cache_size == 10000u);
+  auto with = [&](std::map<std::string, std::string> extra) {
+    extra.insert(base.begin(), base.end());
+    return Environment::from_map(extra);
+  };
+  auto set = rr::api::ApiSettings::from_env(
+      with({{"API_IO_THREADS", "3"}, {"RESPONSE_CACHE_TTL", "0"}, {"RESPONSE_CACHE_SIZE", "5"}}));
+  BOOST_TEST(set.io_threads == 3u);
+  BOOST_TEST(set.response_cache_ttl.count() == 0);
+  BOOST_TEST(set.response_cache_size == 5u);
+  for (const char* name : {"API_IO_THREADS", "RESPONSE_CACHE_TTL", "RESPONSE_CACHE_SIZE"}) {
+    BOOST_TEST(failing_variable([&] { rr::api::ApiSettings::from_env(with({{name, "-1"}})); }) == name);
+  }
+  BOOST_TEST(failing_variable([&] {
+               rr::api::ApiSettings::from_env(with({{"API_IO_THREADS", "0"}}));
+             }) == "API_IO_THREADS");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

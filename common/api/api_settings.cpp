@@ -1,6 +1,9 @@
 // Parsing of the API's settings.
 #include "common/api/api_settings.hpp"
 
+#include <algorithm>
+#include <thread>
+
 namespace rr::api {
 
 ApiSettings ApiSettings::from_env(const config::Environment& env) {
@@ -12,6 +15,9 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.port = env.port("PORT", 5000);
   settings.database_pool_size = static_cast<std::size_t>(env.integer("DATABASE_POOL_SIZE", 16, 1, 1000));
   settings.worker_threads = static_cast<std::size_t>(env.integer("API_WORKERS", 32, 1, 4096));
+  // One per core by default: replays are answered on these threads without a hand-off.
+  settings.io_threads = static_cast<std::size_t>(
+      env.integer("API_IO_THREADS", std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 8), 1, 64));
   settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
   settings.token_cache_ttl = env.seconds("TOKEN_CACHE_TTL", 30, 0, 3600);
   settings.response_cache_ttl = env.seconds("RESPONSE_CACHE_TTL", 60, 0, 3600);

@@ -17,6 +17,7 @@ struct ApiSettings {
   std::uint16_t port = 5000;                   // PORT, default 5000
   std::size_t database_pool_size = 16;         // DATABASE_POOL_SIZE
   std::size_t worker_threads = 32;             // API_WORKERS: handlers may wait on the provider
+  std::size_t io_threads = 2;                  // API_IO_THREADS: sockets, parsing, replays from memory
   std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT, default 25 s
   // TOKEN_CACHE_TTL seconds, default 30: how long a token's user is remembered (0 disables).
   std::chrono::milliseconds token_cache_ttl{30000};
