@@ -46,6 +46,32 @@ struct SchemaFixture {
 
 BOOST_FIXTURE_TEST_SUITE(schema, SchemaFixture)
 
+BOOST_AUTO_TEST_CASE(moving_a_key_between_phases_touches_no_index) {
+  // PostgreSQL makes an UPDATE heap-only (no index writes) only if no indexed or predicate column
+  // changes; a phase moves recovery_point and last_run_at, so no index may mention them.
+  std::string indexes = db.scalar(
+      "SELECT string_agg(pg_get_indexdef(indexrelid), ' ; ') FROM pg_index "
+      "WHERE indrelid = 'idempotency_keys'::regclass");
+  BOOST_TEST(indexes.find("recovery_point") == std::string::npos, indexes);
+  BOOST_TEST(indexes.find("last_run_at") == std::string::npos, indexes);
+  BOOST_TEST(indexes.find("idempotency_keys_unfinished") != std::string::npos, indexes);
+  // And the page keeps room for those versions.
+  BOOST_TEST(
+      db.scalar("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'idempotency_keys'::regclass") ==
+      "fillfactor=70");
+  // A phase move in one transaction is heap-only, as counted by the transaction's own statistics.
+  pqxx::work tx(db.conn());
+  auto id =
+      tx.exec_params1(
+            "INSERT INTO idempotency_keys (user_id, idempotency_key, request_method, request_path, request_params,"
+            " recovery_point, locked_at, lock_token) VALUES ($1, 'hot-update-key-00000001', 'POST', '/rides',"
+            " '{}', 'started', now(), gen_random_uuid()) RETURNING id",
+            alice)[0]
+          .as<std::int64_t>();
+  tx.exec_params("UPDATE idempotency_keys SET recovery_point = 'ride_created', last_run_at = now() WHERE id = $1", id);
+  BOOST_TEST(tx.exec("SELECT pg_stat_get_xact_tuples_hot_updated('idempotency_keys'::regclass)")[0][0].as<int>() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(key_length_bounds_match_the_api) {
   BOOST_TEST(!insert_key(alice, std::string(19, 'k')));
   BOOST_TEST(insert_key(alice, std::string(20, 'k')));

@@ -16,12 +16,14 @@ namespace rr::maintenance {
 namespace {
 
 // The partial index idempotency_keys_unfinished keeps this cheap: finished keys (nearly all) are
-// not in it. The lock condition is the same one acquire_key_by_id applies; checking it here too
-// keeps keys that a live request holds out of the batch instead of counting them as skipped.
+// not in it. Its predicate is response_code IS NULL (true exactly while the key is unfinished, by
+// the table's CHECK), which the planner must see spelled the same way here. The lock condition is the same one
+// acquire_key_by_id applies; checking it here too keeps keys that a live request holds out of the batch instead of
+// counting them as skipped.
 const db::Statement kSelectCandidates{"completer_select_candidates",
                                       "SELECT k.id, k.request_path, u.stripe_customer_id "
                                       "FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
-                                      "WHERE k.recovery_point <> 'finished' "
+                                      "WHERE k.response_code IS NULL "
                                       "  AND k.created_at < now() - make_interval(secs => $1) "
                                       "  AND k.last_run_at < now() - make_interval(secs => $2) "
                                       "  AND (k.locked_at IS NULL OR k.locked_at < now() - make_interval(secs => $3)) "
