@@ -79,6 +79,12 @@ function M.done(summary, latency, requests)
   end
   local e = summary.errors
   local socket_errors = e.connect + e.read + e.write + e.timeout
+  if totals.s2xx + totals.s409 + totals.s5xx + totals.sother == 0 and summary.requests > 0 then
+    -- A script without a response() callback (replay.lua keeps wrk light): wrk's own count of
+    -- non-2xx/3xx answers is all there is, reported as "other".
+    totals.sother = e.status
+    totals.s2xx = summary.requests - e.status
+  end
   local seconds = summary.duration / 1e6
   local key_header = -1  -- not looked at
   if totals.seen > 0 and totals.missing == 0 then

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
@@ -30,25 +31,35 @@ const char* level_name(Level level) {
   return "info";
 }
 
-std::string timestamp() {
+// The date and time to the second change once a second; each thread keeps the text of its
+// current second and only appends the milliseconds.
+void append_timestamp(std::string& out) {
   using namespace std::chrono;
   auto now = system_clock::now();
   auto secs = system_clock::to_time_t(now);
   auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
-  return buf;
+  thread_local std::time_t cached_second = -1;
+  thread_local char cached[32];
+  if (secs != cached_second) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    std::snprintf(cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cached_second = secs;
+  }
+  out += cached;
+  char ms[4] = {static_cast<char>('0' + millis / 100), static_cast<char>('0' + millis / 10 % 10),
+                static_cast<char>('0' + millis % 10), 'Z'};
+  out.append(ms, 4);
 }
 
 }  // namespace
 
 Field::Field(std::string_view k, double v) : key(k) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  value = buf;
+  // Same text as printf's %.6g, without the locale machinery.
+  auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6);
+  value.assign(buf, result.ptr);
 }
 
 Field::Field(std::string_view k, std::chrono::milliseconds v) : key(k), value(std::to_string(v.count()) + "ms") {}
@@ -63,7 +74,7 @@ void set_min_level(Level level) { g_min_level = level; }
 
 void use_stderr() { g_stream = stderr; }
 
-std::string quote_value(std::string_view value) {
+static void append_quoted(std::string& out, std::string_view value) {
   bool needs_quotes = value.empty();
   for (unsigned char c : value) {
     if (c <= ' ' || c == '=' || c == '"' || c == '\\' || c == 0x7f) {
@@ -71,8 +82,11 @@ std::string quote_value(std::string_view value) {
       break;
     }
   }
-  if (!needs_quotes) return std::string(value);
-  std::string out = "\"";
+  if (!needs_quotes) {
+    out += value;
+    return;
+  }
+  out += '"';
   for (unsigned char c : value) {
     switch (c) {
       case '"':
@@ -101,25 +115,30 @@ std::string quote_value(std::string_view value) {
     }
   }
   out += '"';
+}
+
+std::string quote_value(std::string_view value) {
+  std::string out;
+  append_quoted(out, value);
   return out;
 }
 
 std::string format_line(Level level, std::string_view msg, Fields fields) {
   std::string line;
-  line.reserve(128);
+  line.reserve(256);
   line += "ts=";
-  line += timestamp();
+  append_timestamp(line);
   line += " level=";
   line += level_name(level);
   line += " proc=";
-  line += quote_value(g_process);
+  append_quoted(line, g_process);
   line += " msg=";
-  line += quote_value(msg);
+  append_quoted(line, msg);
   for (const auto& field : fields) {
     line += ' ';
     line += field.key;
     line += '=';
-    line += quote_value(field.value);
+    append_quoted(line, field.value);
   }
   return line;
 }

@@ -4,29 +4,57 @@
 #include <sys/random.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <system_error>
 
 namespace rr {
 
-std::string random_uuid() {
-  unsigned char b[16];
+namespace {
+
+void fill_from_os(unsigned char* out, std::size_t size) {
   std::size_t filled = 0;
-  while (filled < sizeof b) {
-    ssize_t n = getrandom(b + filled, sizeof b - filled, 0);
+  while (filled < size) {
+    ssize_t n = getrandom(out + filled, size - filled, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw std::system_error(errno, std::generic_category(), "getrandom");
     }
     filled += static_cast<std::size_t>(n);
   }
+}
+
+std::string format_uuid_v4(unsigned char (&b)[16]) {
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
   char out[37];
   std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
                 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   return out;
+}
+
+}  // namespace
+
+std::string random_uuid() {
+  unsigned char b[16];
+  fill_from_os(b, sizeof b);
+  return format_uuid_v4(b);
+}
+
+std::string fast_uuid() {
+  thread_local std::mt19937_64 engine = [] {
+    std::uint64_t seed[2];
+    fill_from_os(reinterpret_cast<unsigned char*>(seed), sizeof seed);
+    std::seed_seq sequence{seed[0], seed[0] >> 32, seed[1], seed[1] >> 32};
+    return std::mt19937_64(sequence);
+  }();
+  unsigned char b[16];
+  std::uint64_t high = engine(), low = engine();
+  std::memcpy(b, &high, 8);
+  std::memcpy(b + 8, &low, 8);
+  return format_uuid_v4(b);
 }
 
 std::chrono::milliseconds jitter(std::chrono::milliseconds max) {

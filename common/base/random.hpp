@@ -8,6 +8,9 @@ namespace rr {
 
 // A version 4 UUID in canonical text form, from getrandom(2).
 std::string random_uuid();
+// The same form from a per-thread generator seeded by getrandom(2): unique in practice but
+// predictable, so only for ids that are not secrets (request ids). No system call per id.
+std::string fast_uuid();
 // A uniformly random duration in [0, max]: "full jitter" for retries and backoff.
 std::chrono::milliseconds jitter(std::chrono::milliseconds max);
 

@@ -89,8 +89,11 @@ struct ServerCore {
   std::atomic<bool> stopped{false};
   std::uint16_t bound_port = 0;
 
-  asio::io_context ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  // One io_context per I/O thread, connections dealt out in turn: a connection's work never
+  // crosses threads, so no thread is woken for another's socket.
+  std::vector<std::unique_ptr<asio::io_context>> iocs;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::size_t next_ioc = 0;  // touched only by the acceptor's handler
   tcp::acceptor acceptor;
   asio::steady_timer accept_retry;
   std::vector<std::thread> io_threads;
@@ -100,10 +103,17 @@ struct ServerCore {
       : options(std::move(opts)),
         handler(std::move(h)),
         in_memory(std::move(m)),
-        ioc(static_cast<int>(std::max<std::size_t>(options.io_threads, 1))),
-        acceptor(asio::make_strand(ioc)),
+        iocs(make_io_contexts(options.io_threads)),
+        acceptor(asio::make_strand(*iocs.front())),
         accept_retry(acceptor.get_executor()),
         workers(std::max<std::size_t>(options.worker_threads, 1)) {}
+
+  static std::vector<std::unique_ptr<asio::io_context>> make_io_contexts(std::size_t threads) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i)
+      out.push_back(std::make_unique<asio::io_context>(1));
+    return out;
+  }
 
   void begin_request() {
     std::lock_guard lock(mutex);
@@ -403,7 +413,8 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 void ServerCore::do_accept() {
-  acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
+  auto& session_ioc = *iocs[next_ioc++ % iocs.size()];
+  acceptor.async_accept(asio::make_strand(session_ioc), [this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
     if (ec) {
       // Out of file descriptors and the like: pause instead of spinning on the error.
@@ -470,13 +481,12 @@ void Server::start() {
   core.bound_port = core.acceptor.local_endpoint().port();
 
   core.do_accept();
-  core.work.emplace(core.ioc.get_executor());
-  std::size_t threads = std::max<std::size_t>(core.options.io_threads, 1);
-  for (std::size_t i = 0; i < threads; ++i) {
-    core.io_threads.emplace_back([&core] {
+  for (auto& ioc : core.iocs) {
+    core.work.push_back(asio::make_work_guard(*ioc));
+    core.io_threads.emplace_back([&core, &ioc = *ioc] {
       for (;;) {
         try {
-          core.ioc.run();
+          ioc.run();
           return;
         } catch (const std::exception& e) {
           log::error("I/O thread caught an exception", {{"error", e.what()}});
@@ -517,8 +527,8 @@ void Server::stop() {
     std::unique_lock lock(core.mutex);
     core.changed.wait_for(lock, kStopGrace, [&] { return core.sessions.empty(); });
   }
-  core.work.reset();
-  core.ioc.stop();
+  core.work.clear();
+  for (auto& ioc : core.iocs) ioc->stop();
   for (auto& thread : core.io_threads) thread.join();
   core.io_threads.clear();
 }
