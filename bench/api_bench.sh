@@ -57,23 +57,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-pick_port() {  # below the ephemeral range, like scripts/local-servers.sh
-  local port low=10000 high
-  high=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-  for _ in $(seq 1 100); do
-    port=$((low + RANDOM % (high - low)))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
-  done
-  return 1
-}
-wait_port() {
-  for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "api_bench: nothing listens on port $1" >&2
-  return 1
-}
+# shellcheck source=bench/ports.sh
+. bench/ports.sh
 now() { date +%s.%N; }
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$DATABASE_URL" "$@"; }
 

@@ -31,22 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-  local port
-  for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 30000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
-  done
-  return 1
-}
-wait_port() {
-  for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "nothing listens on port $1" >&2
-  return 1
-}
+# shellcheck source=bench/ports.sh
+. bench/ports.sh
 now() { date +%s.%N; }
 p99_of() { awk '$1 == "99%" { print $2 }' "$1"; }
 non2xx_of() { local n; n=$(awk '/Non-2xx/ { print $NF }' "$1"); echo "${n:-0}"; }
@@ -57,10 +43,10 @@ eval "$(scripts/local-servers.sh start "$dir/servers")"
 "$bin/rocket-rides-api" migrate >/dev/null 2>&1
 token=$("$bin/rocket-rides-api" user create --email bench@rocketrides.example --stripe-customer cus_bench 2>/dev/null)
 
-mock_port=$(free_port)
+mock_port=$(pick_port)
 PORT=$mock_port STRIPE_API_KEY=sk_bench "$bin/rocket-rides-stripe-mock" >"$dir/mock.log" 2>&1 &
 pids+=($!)
-api_port=$(free_port)
+api_port=$(pick_port)
 PORT=$api_port STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench \
   "$bin/rocket-rides-api" >"$dir/api.log" 2>&1 &
 pids+=($!)
@@ -96,7 +82,7 @@ echo "reaping while the same load runs..."
 BENCH_RUN=reaping BENCH_TOKEN=$token wrk -t2 -c"$connections" -d3600s --latency -s bench/reaper_bench.lua \
   "http://127.0.0.1:$api_port" >"$dir/wrk-reaping.txt" 2>&1 &
 wrk_pid=$!
-pids+=($wrk_pid)
+pids+=("$wrk_pid")
 sleep 2  # let the load settle before the reaper starts
 start=$(now)
 DATABASE_URL=$DATABASE_URL REAPER_BATCH_SIZE=$batch "$bin/rocket-rides-reaper" --once >"$dir/reaper.log" 2>&1
