@@ -11,3 +11,9 @@ CREATE INDEX idempotency_keys_unfinished ON idempotency_keys (id) WHERE response
 
 -- Room on each page for the row versions a request's phases write.
 ALTER TABLE idempotency_keys SET (fillfactor = 70);
+
+-- The index above relies on response_code being NULL exactly while a key is unfinished; the
+-- CHECK of 001 ties 'finished' to code AND body, which alone would allow an unfinished key with a
+-- code, invisible to the completer. No code writes one; the schema now refuses it too.
+ALTER TABLE idempotency_keys ADD CONSTRAINT idempotency_keys_code_iff_finished
+    CHECK ((response_code IS NULL) = (recovery_point <> 'finished'));

@@ -92,6 +92,91 @@ class CountingServer {
   std::thread thread_;
 };
 
+// http::Client and interim (1xx) responses.
+//
+// Answers each request on one kept connection. For the first request it sends an interim
+// "103 Early Hints" and, a moment later, the final "200 first"; the second request gets
+// "200 second". RFC 9110 15.2: a client MUST parse 1xx responses it did not expect and wait for
+// the final one.
+class EarlyHintsServer {
+ public:
+  EarlyHintsServer() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int yes = 1;
+    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener_, 16) != 0) {
+      throw std::runtime_error("cannot listen");
+    }
+    socklen_t len = sizeof addr;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~EarlyHintsServer() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/charges"; }
+
+ private:
+  static bool read_request(int fd, std::string& buffer) {
+    char chunk[4096];
+    for (;;) {
+      auto end = buffer.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        auto length_at = buffer.find("Content-Length: ");
+        std::size_t body =
+            length_at != std::string::npos && length_at < end ? std::stoul(buffer.substr(length_at + 16)) : 0;
+        if (buffer.size() >= end + 4 + body) {
+          buffer.erase(0, end + 4 + body);
+          return true;
+        }
+      }
+      auto n = ::recv(fd, chunk, sizeof chunk, 0);
+      if (n <= 0) return false;
+      buffer.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  static void say(int fd, std::string_view text) { ::send(fd, text.data(), text.size(), MSG_NOSIGNAL); }
+
+  void serve() {
+    for (;;) {
+      int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0) return;
+      std::string buffer;
+      int served = 0;
+      while (read_request(fd, buffer)) {
+        if (served++ == 0) {
+          say(fd, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n");
+          std::this_thread::sleep_for(100ms);
+          say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst");
+        } else {
+          say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecond");
+        }
+      }
+      ::close(fd);
+    }
+  }
+
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+rr::http::ClientRequest charge_request(const std::string& url, const std::string& key) {
+  rr::http::ClientRequest request;
+  request.method = "POST";
+  request.url = url;
+  request.headers = {{"Idempotency-Key", key}, {"Content-Type", "application/x-www-form-urlencoded"}};
+  request.body = "amount=100";
+  request.timeout = 2000ms;
+  return request;
+}
+
 rr::http::ClientRequest request_to(const std::string& url, const std::string& method = "GET") {
   rr::http::ClientRequest request;
   request.method = method;
@@ -153,6 +238,20 @@ BOOST_AUTO_TEST_CASE(a_client_without_room_for_idle_connections_keeps_none) {
   for (int i = 0; i < 3; ++i) client.send(request_to(server.url()));
   BOOST_TEST(server.accepted() == 3);
   BOOST_TEST(client.idle_connections() == 0u);
+}
+
+// From review: an interim 1xx taken for the final answer would leave that answer on the kept
+// connection, to be read as the answer to the next request: one charge's answer for another's.
+BOOST_AUTO_TEST_CASE(client_waits_past_interim_responses_and_never_hands_one_request_anothers_answer) {
+  EarlyHintsServer server;
+  rr::http::Client client;
+  auto first = client.send(charge_request(server.url(), "charge-key-A"));
+  BOOST_TEST(first.status == 200);
+  BOOST_TEST(first.body == "first");
+  std::this_thread::sleep_for(200ms);  // the final answer to the first request has arrived by now
+  auto second = client.send(charge_request(server.url(), "charge-key-B"));
+  BOOST_TEST(second.status == 200);
+  BOOST_TEST(second.body == "second");  // not "first": that answer belongs to charge-key-A
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,8 @@
 // The generic runner with a flow that is not about rides: it must know only keys, locks,
 // recovery points and phase results, and unlock the key on failures.
 #include <boost/test/unit_test.hpp>
+#include <future>
+#include <vector>
 
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/phase_runner.hpp"
@@ -8,6 +10,7 @@
 
 namespace idem = rr::idempotency;
 using rr::test::TestDatabase;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -44,20 +47,23 @@ struct RunnerFixture {
   }
 
   std::string keys() { return db.scalar("SELECT count(*) FROM idempotency_keys"); }
+
+  idem::KeyRequest tip_request() const {
+    return {user_id, "review-key-0000000000001", "POST", "/tips", "{\"amount\":100}", ""};
+  }
 };
 
 // A two-phase flow that writes to a table of its own.
 idem::Flow counting_flow(int& calls) {
   return {
-      {"started",
-       [&calls](idem::PhaseContext& ctx) {
+      {"started", idem::local_phase([&calls](idem::PhaseContext& ctx) {
          ++calls;
          return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
            tx.exec("CREATE TABLE IF NOT EXISTS things (n int)");
            tx.exec("INSERT INTO things VALUES (1)");
            return idem::RecoveryPoint{"thing_made"};
          });
-       }},
+       })},
       {"thing_made",
        [&calls](idem::PhaseContext& ctx) {
          ++calls;
@@ -172,13 +178,12 @@ BOOST_AUTO_TEST_CASE(the_same_key_on_another_path_is_a_mismatch) {
 
 BOOST_AUTO_TEST_CASE(a_new_key_and_its_first_phase_commit_together_or_not_at_all) {
   idem::Flow failing = {
-      {"started",
-       [](idem::PhaseContext& ctx) {
+      {"started", idem::local_phase([](idem::PhaseContext& ctx) {
          return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
            tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('first-phase', '[]')");
            throw std::runtime_error("fails after writing");
          });
-       }},
+       })},
   };
   idem::PhaseRunner runner(pool);
   auto first = begin_new_key(pool);
@@ -207,10 +212,9 @@ BOOST_AUTO_TEST_CASE(a_new_key_and_its_first_phase_commit_together_or_not_at_all
 
 BOOST_AUTO_TEST_CASE(a_crash_inside_the_first_phase_leaves_no_key_behind) {
   idem::Flow crashing = {
-      {"started",
-       [](idem::PhaseContext& ctx) {
+      {"started", idem::local_phase([](idem::PhaseContext& ctx) {
          return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { throw idem::SimulatedCrash{"died mid-phase"}; });
-       }},
+       })},
   };
   idem::PhaseRunner runner(pool);
   auto acquired = begin_new_key(pool);
@@ -245,6 +249,73 @@ BOOST_AUTO_TEST_CASE(begin_key_answers_a_finished_key_as_a_replay_and_keeps_no_t
   auto conn = one.acquire();
   pqxx::work tx(conn.conn());
   BOOST_TEST(tx.exec("SELECT 1")[0][0].as<int>() == 1);
+}
+
+// From review: two requests with one new key at once. The second blocks on the first's
+// uncommitted INSERT, then sees the committed key; no connection stays checked out.
+BOOST_AUTO_TEST_CASE(concurrent_begin_key_on_one_new_key_lets_exactly_one_proceed) {
+  std::promise<void> first_inserted;
+  std::promise<void> release_first;
+  auto release = release_first.get_future().share();
+  idem::Flow slow = {
+      {"started", idem::local_phase([&](idem::PhaseContext& ctx) {
+         return ctx.atomic([&](pqxx::work&) -> idem::PhaseResult {
+           first_inserted.set_value();
+           release.wait();
+           return idem::RecoveryPoint{"done_something"};
+         });
+       })},
+      {"done_something",
+       [](idem::PhaseContext& ctx) {
+         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::Response{201, "{}"}; });
+       }},
+  };
+  idem::PhaseRunner runner(pool);
+  auto a = std::async(std::launch::async, [&] {
+    auto result = idem::begin_key(pool.acquire(), tip_request(), std::chrono::seconds(90));
+    auto& acquired = std::get<idem::Acquired>(result);
+    return runner.run(slow, std::move(acquired.key), std::move(acquired.section)).status;
+  });
+  first_inserted.get_future().wait();
+  auto b = std::async(std::launch::async,
+                      [&] { return idem::begin_key(pool.acquire(), tip_request(), std::chrono::seconds(90)); });
+  BOOST_TEST((b.wait_for(300ms) == std::future_status::timeout));  // blocked on the uncommitted insert
+  release_first.set_value();
+  auto b_result = b.get();
+  // In flight, or already finished if the first request's last phase won the race.
+  BOOST_TEST((std::holds_alternative<idem::InFlight>(b_result) || std::holds_alternative<idem::Replay>(b_result)));
+  BOOST_TEST(a.get() == 201);
+  BOOST_TEST(pool.stats().in_use == 0u);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(a_first_phase_that_is_not_local_finds_its_key_committed_before_it_runs) {
+  // A first phase that calls the provider (a tip, a refund) must not send a payment key that could
+  // still roll back, nor hold the creating transaction open across the call: not being declared
+  // local, it finds its key committed, and a retry after a lost answer reuses the payment key.
+  std::vector<std::string> provider_saw;  // the idempotency keys the "provider" received
+  std::vector<std::string> visible_to_others;
+  idem::Flow provider_first = {
+      {"started",
+       [&](idem::PhaseContext& ctx) -> idem::PhaseResult {
+         visible_to_others.push_back(db.scalar("SELECT count(*) FROM idempotency_keys"));
+         provider_saw.push_back(ctx.key().payment_idempotency_key);
+         // The charge went through, but its answer was lost (a timeout): retry later.
+         throw idem::TransientFailure(503, "api_error", "provider timed out", 1);
+       }},
+  };
+  idem::PhaseRunner runner(pool);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto result = idem::begin_key(pool.acquire(), tip_request(), std::chrono::seconds(90));
+    BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
+    auto& acquired = std::get<idem::Acquired>(result);
+    auto outcome = runner.run(provider_first, std::move(acquired.key), std::move(acquired.section));
+    BOOST_TEST(outcome.status == 503);
+  }
+  BOOST_REQUIRE(provider_saw.size() == 2u);
+  BOOST_TEST(provider_saw[0] == provider_saw[1]);  // the retry must reuse the payment key
+  // No database transaction held open across the call: the key is stored before it.
+  BOOST_TEST(visible_to_others[0] == "1");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -79,6 +79,17 @@ BOOST_AUTO_TEST_CASE(every_answer_about_a_key_names_the_key) {
   BOOST_TEST(response_header(post_ride("\"" + key + "\""), "Idempotency-Key").value_or("") == key);
 }
 
+BOOST_AUTO_TEST_CASE(a_503_for_an_unreachable_database_names_the_key_too) {
+  auto unreachable = settings(5);
+  unreachable.database.url = "postgresql://postgres@127.0.0.1:1/nowhere";
+  rr::api::App offline(unreachable);
+  auto key = new_key();
+  auto r = offline.handle(ride_request(key, kDefaultForm, "application/x-www-form-urlencoded", std::nullopt));
+  BOOST_TEST(r.status == 503, r.body);
+  BOOST_TEST(response_header(r, "Idempotency-Key").value_or("") == key);
+  BOOST_TEST(response_header(r, "Retry-After").has_value());
+}
+
 BOOST_AUTO_TEST_CASE(a_replay_of_a_key_this_process_finished_is_answered_from_memory) {
   auto key = new_key();
   BOOST_TEST(!post_ride_in_memory(key).has_value());  // unknown key: a worker must take it

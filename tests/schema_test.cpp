@@ -99,6 +99,18 @@ BOOST_AUTO_TEST_CASE(each_key_gets_its_own_payment_idempotency_key) {
   BOOST_TEST(db.scalar("SELECT bool_and(payment_idempotency_key LIKE 'rr-%') FROM idempotency_keys") == "t");
 }
 
+BOOST_AUTO_TEST_CASE(an_unfinished_key_cannot_carry_a_response_code) {
+  // The completer finds unfinished keys by response_code IS NULL: a code on one would hide it.
+  BOOST_REQUIRE(insert_key(alice, "half-done-0000000000000"));
+  BOOST_CHECK_THROW(
+      {
+        pqxx::work tx(db.conn());
+        tx.exec("UPDATE idempotency_keys SET response_code = 201");
+        tx.commit();
+      },
+      pqxx::check_violation);
+}
+
 BOOST_AUTO_TEST_CASE(finished_requires_a_stored_response) {
   BOOST_REQUIRE(insert_key(alice, "finish-me-0000000000000"));
   BOOST_CHECK_THROW(

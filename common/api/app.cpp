@@ -96,7 +96,22 @@ http::Response App::handle(const http::Request& request) {
     log::error("request failed", {{"request_id", request_id}, {"error", e.what()}});
     response = error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
   }
+  if (response.status >= 500) name_the_key(request, response);
   return finish(request, std::move(response), request_id, started);
+}
+
+// Failures caught here (the database down, the pool exhausted) are answers about the request's
+// key too; post_rides already named it on everything else.
+void App::name_the_key(const http::Request& request, http::Response& response) {
+  if (request.path != "/rides" || request.method != "POST") return;
+  for (const auto& [name, value] : response.headers) {
+    if (http::iequals(name, "Idempotency-Key")) return;
+  }
+  try {
+    response.with_header("Idempotency-Key", parse_idempotency_key(request));
+  } catch (const ApiError&) {
+    // No valid key: nothing to name.
+  }
 }
 
 std::optional<http::Response> App::handle_in_memory(const http::Request& request) {

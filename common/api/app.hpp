@@ -39,6 +39,7 @@ class App {
   std::optional<http::Response> post_rides_in_memory(const http::Request& request);
   std::optional<http::Response> replay_from_memory(std::int64_t user_id, const std::string& key,
                                                    const std::string& fingerprint);
+  void name_the_key(const http::Request& request, http::Response& response);
   http::Response finish(const http::Request& request, http::Response response, const std::string& request_id,
                         std::chrono::steady_clock::time_point started);
   http::Response get_ride(const http::Request& request, std::string_view id);

@@ -1,10 +1,13 @@
 // POST /rides: validate everything, take the key, and let the phase runner drive the ride flow.
 // A replay of a key this process saw finish is answered from memory, on the I/O thread.
+#include <thread>
+
 #include "common/api/api_error.hpp"
 #include "common/api/app.hpp"
 #include "common/api/request_parsing.hpp"
 #include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
+#include "common/base/random.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/rides/ride_flow.hpp"
 
@@ -99,35 +102,44 @@ http::Response App::post_ride(const RideRequest& ride) {
   key_request.params_json = ride.params_json;
   key_request.origin_ip = ride.remote_address;
 
-  idempotency::AcquireResult acquired;
-  {
-    // One connection checkout for authentication and the key. A new key's transaction stays open
-    // (with the connection) for the first phase; otherwise the connection goes back here.
-    auto conn = pool_.acquire();
-    if (!user) user = auth::authenticate_cached(tokens_, conn, ride.token);
-    if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
-    key_request.user_id = user->id;
-    acquired = idempotency::begin_key(std::move(conn), key_request, settings_.workflow.lock_timeout);
-  }
-
-  if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
-    finished_.remember(user->id, ride.key, {ride.fingerprint, replay->status, replay->body});
-    return replayed(replay->status, std::move(replay->body));
-  }
-  if (std::holds_alternative<idempotency::InFlight>(acquired)) {
-    throw ApiError(409, "idempotency_error", "A request with this Idempotency-Key is still in progress; retry later.",
-                   1);
-  }
-  if (std::holds_alternative<idempotency::Mismatch>(acquired)) throw mismatch();
-
-  auto& locked = std::get<idempotency::Acquired>(acquired);
-  log::debug("idempotency key locked", {{"key", auth::log_tag(ride.key)},
-                                        {"key_id", locked.key.id},
-                                        {"recovery_point", locked.key.recovery_point},
-                                        {"created", locked.created}});
-  rides::RideRun run{stripe_, user->stripe_customer_id};
+  rides::RideRun run{stripe_, std::string()};
   auto flow = rides::make_ride_flow(run);
-  auto outcome = runner_.run(flow, std::move(locked.key), std::move(locked.section));
+  idempotency::Outcome outcome;
+  for (int attempt = 0;; ++attempt) {
+    idempotency::AcquireResult acquired;
+    {
+      // One connection checkout for authentication and the key. A new key's transaction stays
+      // open (with the connection) for the first phase; otherwise the connection goes back here.
+      auto conn = pool_.acquire();
+      if (!user) user = auth::authenticate_cached(tokens_, conn, ride.token);
+      if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
+      key_request.user_id = user->id;
+      acquired = idempotency::begin_key(std::move(conn), key_request, settings_.workflow.lock_timeout);
+    }
+
+    if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
+      finished_.remember(user->id, ride.key, {ride.fingerprint, replay->status, replay->body});
+      return replayed(replay->status, std::move(replay->body));
+    }
+    if (std::holds_alternative<idempotency::InFlight>(acquired)) {
+      throw ApiError(409, "idempotency_error", "A request with this Idempotency-Key is still in progress; retry later.",
+                     1);
+    }
+    if (std::holds_alternative<idempotency::Mismatch>(acquired)) throw mismatch();
+
+    auto& locked = std::get<idempotency::Acquired>(acquired);
+    log::debug("idempotency key locked", {{"key", auth::log_tag(ride.key)},
+                                          {"key_id", locked.key.id},
+                                          {"recovery_point", locked.key.recovery_point},
+                                          {"created", locked.created}});
+    run.stripe_customer_id = user->stripe_customer_id;
+    outcome = runner_.run(flow, std::move(locked.key), std::move(locked.section));
+    // A serialization failure in the section that created the key took the key with it (the
+    // runner cannot retry a section it cannot re-create): nothing is stored, so start over here
+    // rather than hand the client a 409 for a conflict it did not cause.
+    if (outcome.kind != idempotency::Outcome::Kind::conflict || !locked.created || attempt >= 3) break;
+    std::this_thread::sleep_for(jitter(std::chrono::milliseconds(20) * (attempt + 1)));
+  }
   switch (outcome.kind) {
     case idempotency::Outcome::Kind::finished:
       finished_.remember(user->id, ride.key, {ride.fingerprint, outcome.status, outcome.body});

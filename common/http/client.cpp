@@ -128,22 +128,34 @@ asio::awaitable<ClientResponse> round_trip(Stream& stream, const bhttp::request<
   co_await bhttp::async_write(stream, request, asio::use_awaitable);
   step = "read";
   beast::flat_buffer buffer;
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(kMaxResponseBody);
-  if (request.method() == bhttp::verb::head) parser.skip(true);
-  error_code ec;
-  co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-  state.answered = parser.got_some();
-  // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
-  if (ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof()) {
-    ec = {};
-    parser.put_eof(ec);
+  // Interim 1xx answers (100 Continue, 103 Early Hints) come before the final one and must be
+  // skipped (RFC 9110 section 15.2): taking one for the answer would leave the real answer on a
+  // kept connection, to be read as the answer to the next request sent on it.
+  std::optional<bhttp::response_parser<bhttp::string_body>> parsed;
+  for (int interim = 0;; ++interim) {
+    parsed.emplace();
+    auto& parser = *parsed;
+    parser.body_limit(kMaxResponseBody);
+    if (request.method() == bhttp::verb::head) parser.skip(true);
+    error_code ec;
+    co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    state.answered = state.answered || parser.got_some();
+    // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
+    if (ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof()) {
+      ec = {};
+      parser.put_eof(ec);
+    }
+    if (ec) throw boost::system::system_error(ec);
+    auto status = parser.get().result_int();
+    if (status < 100 || status >= 200 || status == 101) break;
+    if (interim >= 8) throw std::runtime_error("more interim (1xx) responses than any server sends");
   }
-  if (ec) throw boost::system::system_error(ec);
+  auto& parser = *parsed;
 
   auto& message = parser.get();
-  // Bytes past the response would be a broken peer; a body that ran to EOF used the connection up.
-  state.reusable = message.keep_alive() && !parser.need_eof() && buffer.size() == 0;
+  // Bytes past the response would be a broken peer; a body that ran to EOF used the connection up;
+  // 101 hands the connection to another protocol.
+  state.reusable = message.keep_alive() && !parser.need_eof() && buffer.size() == 0 && message.result_int() != 101;
   ClientResponse response;
   response.status = static_cast<int>(message.result_int());
   for (const auto& field : message) {

@@ -2,6 +2,7 @@
 // A phase knows its own domain; the runner knows only keys, locks and recovery points.
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <map>
 #include <optional>
@@ -47,8 +48,30 @@ class LockLost : public std::runtime_error {
 
 class PhaseContext;
 using PhaseFunction = std::function<PhaseResult(PhaseContext&)>;
+
+// A flow's entry: the phase, and whether it is local: nothing but database work in its atomic
+// section, no foreign call before it. A new key's local first phase continues the transaction
+// that created the key (one commit for both). Any other phase finds the key committed before it
+// runs, so a foreign call never goes out while the key, and the payment key stored on it, could
+// still roll back, nor while a transaction is open.
+struct Phase {
+  template <typename F>
+  requires std::invocable<F&, PhaseContext&> Phase(F function)
+      : run(std::move(function)) {}  // NOLINT: a bare function is a non-local phase
+  PhaseFunction run;
+  bool local = false;
+};
+
+// Marks a phase local (see Phase).
+template <typename F>
+Phase local_phase(F function) {
+  Phase phase(std::move(function));
+  phase.local = true;
+  return phase;
+}
+
 // A flow is data for the runner: recovery point -> the phase that runs from there.
-using Flow = std::map<std::string, PhaseFunction, std::less<>>;
+using Flow = std::map<std::string, Phase, std::less<>>;
 
 // Given to each phase: the key as it stands and a way to run an atomic, fenced section.
 class PhaseContext {

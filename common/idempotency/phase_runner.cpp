@@ -40,6 +40,12 @@ class RunnerContext : public PhaseContext {
 
   // Rolls back the transaction that created the key if the first phase did not use it.
   void drop_open_section() { section_.reset(); }
+  // For a phase that is not local: the key is stored on its own before the phase runs.
+  void commit_open_section() {
+    if (!section_) return;
+    auto section = std::move(section_);
+    section->tx.commit();
+  }
 
  private:
   PhaseResult atomic_once(const std::function<PhaseResult(pqxx::work&)>& work) {
@@ -126,6 +132,7 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
     }
     auto phase = flow.find(key.recovery_point);
     if (phase == flow.end()) {
+      context.drop_open_section();  // before try_unlock needs a connection of its own
       try_unlock(pool_, key);
       Outcome failed;
       failed.message = "no phase for recovery point " + key.recovery_point;
@@ -140,7 +147,8 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
         RunnerContext& context;
         ~DropOpenSection() { context.drop_open_section(); }
       } drop_open_section{context};
-      PhaseResult result = phase->second(context);
+      if (!phase->second.local) context.commit_open_section();
+      PhaseResult result = phase->second.run(context);
       if (std::holds_alternative<NoOp>(result) || key.recovery_point == before) {
         throw std::logic_error("phase " + before + " made no progress");
       }

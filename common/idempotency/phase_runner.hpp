@@ -53,9 +53,10 @@ class PhaseRunner {
   PhaseRunner(db::ConnectionPool& pool, RunnerOptions options = {}) : pool_(pool), options_(std::move(options)) {}
 
   // `key` must be locked by us (from acquire_key). Runs phases until a Response, a transient
-  // failure, a lost lock or an error. Rethrows SimulatedCrash. With `section` (from begin_key),
-  // the first phase's atomic section continues the transaction that created the key; the first
-  // phase must not check out another connection before its atomic section.
+  // failure, a lost lock or an error. Rethrows SimulatedCrash. With `section` (from begin_key):
+  // when the first phase is local (see Phase) its atomic section continues the transaction that
+  // created the key, and it must not check out another connection before that section; otherwise
+  // the key is committed first.
   Outcome run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section = nullptr);
 
   // Counters since start, for metrics.

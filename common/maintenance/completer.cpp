@@ -17,7 +17,8 @@ namespace {
 
 // The partial index idempotency_keys_unfinished keeps this cheap: finished keys (nearly all) are
 // not in it. Its predicate is response_code IS NULL (true exactly while the key is unfinished, by
-// the table's CHECK), which the planner must see spelled the same way here. The lock condition is the same one
+// the CHECK idempotency_keys_code_iff_finished), which the planner must see spelled the same way
+// here. The lock condition is the same one
 // acquire_key_by_id applies; checking it here too keeps keys that a live request holds out of the batch instead of
 // counting them as skipped.
 const db::Statement kSelectCandidates{"completer_select_candidates",

@@ -5,7 +5,9 @@ namespace rr::rides {
 
 idempotency::Flow make_ride_flow(RideRun& run) {
   return {
-      {idempotency::kStarted, [&run](idempotency::PhaseContext& ctx) { return create_ride_phase(ctx, run); }},
+      // Local (database work only): a new key and its ride commit together.
+      {idempotency::kStarted,
+       idempotency::local_phase([&run](idempotency::PhaseContext& ctx) { return create_ride_phase(ctx, run); })},
       {kRideCreated, [&run](idempotency::PhaseContext& ctx) { return charge_phase(ctx, run); }},
       {kChargeCreated, [&run](idempotency::PhaseContext& ctx) { return send_receipt_phase(ctx, run); }},
   };
