@@ -7,8 +7,8 @@
 #   bench/api_bench.sh [BUILD_DIR]     default build-apibench (built Release if binaries are missing)
 #   env: DURATION=15 (seconds per run)  MEMORY_SECONDS=60 (the mixed run at 128 before reading RSS)
 #        ROUNDS=3 (alternating pairs for the verdicts that compare two figures: pgbench / API at 32,
-#        API at 32 / 128; the disk of a shared
-#        machine drifts by tens of percent between runs, so the verdict uses the median pair)
+#        API at 32 / 128; the disk of a shared machine drifts by tens of percent between runs, so
+#        each verdict uses the median pair)
 #        RESULTS_FILE=bench/results/api_bench-<date>.md (the table is written there too)
 #
 # Runs: pgbench new-key SQL at 8/32/128 clients; the API with new keys, replays of one key and a
