@@ -103,10 +103,7 @@ http::Response App::handle(const http::Request& request) {
 // Failures caught here (the database down, the pool exhausted) are answers about the request's
 // key too; post_rides already named it on everything else.
 void App::name_the_key(const http::Request& request, http::Response& response) {
-  if (request.path != "/rides" || request.method != "POST") return;
-  for (const auto& [name, value] : response.headers) {
-    if (http::iequals(name, "Idempotency-Key")) return;
-  }
+  if (request.path != "/rides" || request.method != "POST" || response.header("Idempotency-Key")) return;
   try {
     response.with_header("Idempotency-Key", parse_idempotency_key(request));
   } catch (const ApiError&) {
@@ -131,8 +128,7 @@ std::optional<http::Response> App::handle_in_memory(const http::Request& request
 http::Response App::finish(const http::Request& request, http::Response response, const std::string& request_id,
                            std::chrono::steady_clock::time_point started) {
   response.with_header("X-Request-Id", request_id);
-  bool replayed = false;
-  for (const auto& [name, value] : response.headers) replayed = replayed || name == "Idempotent-Replayed";
+  bool replayed = response.header("Idempotent-Replayed").has_value();
   auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   std::string route = route_label(request);
   requests_counter(route, request.method, response.status).inc();

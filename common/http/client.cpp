@@ -268,10 +268,7 @@ bool decode_component(std::string_view text, std::string& out) {
 }  // namespace
 
 std::string ClientResponse::header(std::string_view name) const {
-  for (const auto& [key, value] : headers) {
-    if (iequals(key, name)) return value;
-  }
-  return "";
+  return std::string(find_header(headers, name).value_or(""));
 }
 
 // One connection with the io_context it lives on, so it can outlast the call that opened it.
@@ -332,10 +329,7 @@ bool safe_to_resend(const ClientRequest& request) {
   if (request.method == "GET" || request.method == "HEAD" || request.method == "PUT" || request.method == "DELETE") {
     return true;
   }
-  for (const auto& [name, value] : request.headers) {
-    if (iequals(name, "Idempotency-Key")) return true;
-  }
-  return false;
+  return find_header(request.headers, "Idempotency-Key").has_value();
 }
 
 }  // namespace

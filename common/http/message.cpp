@@ -14,12 +14,14 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::optional<std::string_view> Request::header(std::string_view name) const {
+std::optional<std::string_view> find_header(const Headers& headers, std::string_view name) {
   for (const auto& [key, value] : headers) {
     if (iequals(key, name)) return std::string_view(value);
   }
   return std::nullopt;
 }
+
+std::optional<std::string_view> Request::header(std::string_view name) const { return find_header(headers, name); }
 
 bool Request::has_repeated_header(std::string_view name) const {
   int count = 0;

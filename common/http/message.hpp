@@ -11,6 +11,11 @@
 
 namespace rr::http {
 
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// Case-insensitive lookup of the first header with this name in a header list.
+std::optional<std::string_view> find_header(const Headers& headers, std::string_view name);
+
 struct Request {
   std::string method;                                        // "GET", "POST", ... as sent
   std::string target;                                        // the raw request target, e.g. "/rides?limit=5"
@@ -31,6 +36,9 @@ struct Response {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   std::string body;
+
+  // Case-insensitive lookup of the first header with this name.
+  std::optional<std::string_view> header(std::string_view name) const { return find_header(headers, name); }
 
   Response& with_header(std::string name, std::string value) {
     headers.emplace_back(std::move(name), std::move(value));

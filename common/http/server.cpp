@@ -51,12 +51,7 @@ Response json_error(int status, std::string_view type, std::string_view message)
 
 bool has_line_break(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
 
-bool is_drop_marker(const Response& response) {
-  for (const auto& [name, value] : response.headers) {
-    if (iequals(name, kDropConnectionHeader)) return true;
-  }
-  return false;
-}
+bool is_drop_marker(const Response& response) { return response.header(kDropConnectionHeader).has_value(); }
 
 std::string peer_address(const tcp::socket& socket) {
   error_code ec;

@@ -94,9 +94,7 @@ http::Response RideFixture::get(const std::string& target, std::optional<std::st
 }
 
 std::optional<std::string> response_header(const http::Response& response, const std::string& name) {
-  for (const auto& [key, value] : response.headers) {
-    if (http::iequals(key, name)) return value;
-  }
+  if (auto value = response.header(name)) return std::string(*value);
   return std::nullopt;
 }
 
