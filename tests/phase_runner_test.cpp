@@ -27,12 +27,15 @@ struct RunnerFixture {
     tx.commit();
   }
 
+  // A key stored and locked on its own, before any phase ran.
   idem::KeyRow lock_new_key(const std::string& path = "/things") {
-    auto conn = pool.acquire();
-    auto result = idem::acquire_key(conn, {user_id, "generic-key-000000000001", "POST", path, "{\"n\":1}", ""},
-                                    std::chrono::seconds(90));
+    auto result = idem::begin_key(pool.acquire(), {user_id, "generic-key-000000000001", "POST", path, "{\"n\":1}", ""},
+                                  std::chrono::seconds(90));
     BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
-    return std::get<idem::Acquired>(result).key;
+    auto& acquired = std::get<idem::Acquired>(result);
+    BOOST_REQUIRE(acquired.section != nullptr);
+    acquired.section->tx.commit();
+    return acquired.key;
   }
 
   // The request path: the key is created in a transaction left open for the first phase.
@@ -170,9 +173,9 @@ BOOST_AUTO_TEST_CASE(a_phase_that_makes_no_progress_is_an_internal_error_not_a_l
 
 BOOST_AUTO_TEST_CASE(the_same_key_on_another_path_is_a_mismatch) {
   lock_new_key("/things");
-  auto conn = pool.acquire();
-  auto result = idem::acquire_key(conn, {user_id, "generic-key-000000000001", "POST", "/other", "{\"n\":1}", ""},
-                                  std::chrono::seconds(90));
+  auto result =
+      idem::begin_key(pool.acquire(), {user_id, "generic-key-000000000001", "POST", "/other", "{\"n\":1}", ""},
+                      std::chrono::seconds(90));
   BOOST_TEST(std::holds_alternative<idem::Mismatch>(result));
 }
 

@@ -197,12 +197,12 @@ BOOST_AUTO_TEST_CASE(a_taken_over_lock_refuses_the_old_owners_late_commit) {
   RideFixture f;
   auto key = new_key();
   idem::KeyRequest request{f.user_id, key, "POST", "/rides", rr::rides::to_json(kParams), "127.0.0.1"};
-  auto conn = f.app->pool().acquire();
-  auto first = idem::acquire_key(conn, request, std::chrono::seconds(90));
+  auto first = idem::begin_key(f.app->pool().acquire(), request, std::chrono::seconds(90));
   BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(first));
+  std::get<idem::Acquired>(first).section->tx.commit();  // stored, as a request that then stalled leaves it
   auto old_owner = std::get<idem::Acquired>(first).key;
   expire_locks(f.db);
-  auto second = idem::acquire_key(conn, request, std::chrono::seconds(90));
+  auto second = idem::begin_key(f.app->pool().acquire(), request, std::chrono::seconds(90));
   BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(second));
   BOOST_TEST(std::get<idem::Acquired>(second).key.lock_token != old_owner.lock_token);
 

@@ -41,15 +41,6 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
   return {InFlight{}, std::nullopt};
 }
 
-// Resumes an unfinished key; when someone else took or finished it meanwhile, that request is
-// still in flight or done, and asking again settles which.
-std::optional<Acquired> relock(db::ConnectionPool::Lease& conn, std::int64_t key_id,
-                               std::chrono::milliseconds lock_timeout) {
-  if (auto relocked = acquire_key_by_id(conn, key_id, lock_timeout))
-    return Acquired{std::move(*relocked), false, nullptr};
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,
@@ -59,20 +50,6 @@ std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::in
   auto rows = tx.exec_prepared(conn.prepare(statements::kLockById), key_id, token, seconds_of(lock_timeout));
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);
-}
-
-AcquireResult acquire_key(db::ConnectionPool::Lease& conn, const KeyRequest& request,
-                          std::chrono::milliseconds lock_timeout) {
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    Lookup lookup;
-    {
-      pqxx::nontransaction tx(conn.conn());
-      lookup = find_or_create(tx, conn, request, lock_timeout);
-    }
-    if (!lookup.resume_id) return std::move(lookup.answer);
-    if (auto acquired = relock(conn, *lookup.resume_id, lock_timeout)) return std::move(*acquired);
-  }
-  return InFlight{};
 }
 
 AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
@@ -88,7 +65,11 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
     section->tx.commit();
     conn = std::move(section->lease);
     if (!lookup.resume_id) return std::move(lookup.answer);
-    if (auto acquired = relock(conn, *lookup.resume_id, lock_timeout)) return std::move(*acquired);
+    // Resume the unfinished key. If someone else took or finished it meanwhile, that request is
+    // in flight or done, and asking again settles which.
+    if (auto relocked = acquire_key_by_id(conn, *lookup.resume_id, lock_timeout)) {
+      return Acquired{std::move(*relocked), false, nullptr};
+    }
   }
   return InFlight{};
 }

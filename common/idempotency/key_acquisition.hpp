@@ -51,14 +51,10 @@ struct Mismatch {};
 
 using AcquireResult = std::variant<Acquired, Replay, InFlight, Mismatch>;
 
-// One round trip for a new key or a finished one (a replay); two when resuming an unfinished key.
-// Each statement commits on its own.
-AcquireResult acquire_key(db::ConnectionPool::Lease& conn, const KeyRequest& request,
-                          std::chrono::milliseconds lock_timeout);
-
-// The request path: the same answers as acquire_key, but the lookup runs in a transaction that,
+// Finds or creates the request's key and takes its lock. The lookup runs in a transaction that,
 // when it creates the key, stays open in Acquired::section (holding `conn`) for the runner.
-// Otherwise it is committed before returning: BEGIN, lookup, COMMIT for a replay.
+// Otherwise it is committed before returning: BEGIN, lookup, COMMIT for a replay, and one more
+// statement to lock an unfinished key found free.
 AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
                         std::chrono::milliseconds lock_timeout);
 

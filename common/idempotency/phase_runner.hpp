@@ -52,7 +52,7 @@ class PhaseRunner {
  public:
   PhaseRunner(db::ConnectionPool& pool, RunnerOptions options = {}) : pool_(pool), options_(std::move(options)) {}
 
-  // `key` must be locked by us (from acquire_key). Runs phases until a Response, a transient
+  // `key` must be locked by us (from begin_key or acquire_key_by_id). Runs phases until a Response, a transient
   // failure, a lost lock or an error. Rethrows SimulatedCrash. With `section` (from begin_key):
   // when the first phase is local (see Phase) its atomic section continues the transaction that
   // created the key, and it must not check out another connection before that section; otherwise
