@@ -193,6 +193,7 @@ auth::User App::authenticate(const http::Request& request) {
 }
 
 http::Response App::ready() {
+  if (draining_) return error_response(503, "api_error", "Not ready: the server is shutting down.");
   try {
     auto stats = pool_.stats();
     if (stats.in_use >= stats.size && stats.waiting > 0) {
