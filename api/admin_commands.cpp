@@ -47,7 +47,7 @@ std::map<std::string, std::string> parse_flags(const std::vector<std::string>& a
 int run_migrate() {
   auto settings = config::DatabaseSettings::from_env(config::Environment::process());
   pqxx::connection conn(settings.url);
-  auto report = db::migrate(conn, db::embedded_migrations());
+  auto report = db::migrate(conn, db::embedded_migrations(), settings.session.statement_timeout);
   log::info("migrations complete", {{"applied", report.applied.size()}, {"already_applied", report.already_applied}});
   return cli::kExitOk;
 }
@@ -61,7 +61,8 @@ int run_user_command(const std::vector<std::string>& args) {
     if (verb == "create") {
       auto flags = parse_flags(args, 2, {"email", "stripe-customer"});
       pqxx::connection conn(settings.url);
-      auto created = auth::create_user(conn, flags["email"], flags["stripe-customer"]);
+      auto created =
+          auth::create_user(conn, flags["email"], flags["stripe-customer"], settings.session.statement_timeout);
       log::info("user created", {{"user_id", created.user.id}});
       std::printf("%s\n", created.token.c_str());
       return cli::kExitOk;
@@ -69,7 +70,7 @@ int run_user_command(const std::vector<std::string>& args) {
     if (verb == "token") {
       auto flags = parse_flags(args, 2, {"email"});
       pqxx::connection conn(settings.url);
-      std::string token = auth::issue_token(conn, flags["email"]);
+      std::string token = auth::issue_token(conn, flags["email"], settings.session.statement_timeout);
       log::info("token issued");
       std::printf("%s\n", token.c_str());
       return cli::kExitOk;

@@ -189,4 +189,30 @@ BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_naming_the_variable) {
   BOOST_TEST(bad_port.out.find("PORT") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_statement_stuck_past_database_statement_timeout_is_a_503_and_the_retry_is_charged_once) {
+  start_api({{"DATABASE_STATEMENT_TIMEOUT", "0.5"}, {"DATABASE_POOL_SIZE", "1"}});
+  // Another session holds alice's row FOR UPDATE: the key's insert checks its foreign key with
+  // FOR KEY SHARE and waits behind it, as a statement behind any stuck lock would.
+  pqxx::connection other(db.direct_url());
+  auto holder = std::make_unique<pqxx::work>(other);
+  holder->exec("SELECT 1 FROM users WHERE email = 'alice@example.com' FOR UPDATE");
+  auto key = new_key();
+  auto started = std::chrono::steady_clock::now();
+  auto stuck = post(key);
+  BOOST_TEST(stuck.status == 503, stuck.body);
+  BOOST_TEST(stuck.header("Retry-After") == "2");
+  BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
+  BOOST_TEST(api->output().find("statement timeout") != std::string::npos, api->output());
+  holder->commit();
+  holder.reset();
+  // The one pooled connection came back usable, and the key was never half written.
+  auto retried = post(key);
+  BOOST_TEST(retried.status == 201, retried.body);
+  BOOST_TEST(stripe.charges() == 1);
+  auto bad = run_command({binary("rocket-rides-api")},
+                         {{"DATABASE_URL", db.url()}, {"STRIPE_API_KEY", "k"}, {"DATABASE_STATEMENT_TIMEOUT", "soon"}});
+  BOOST_TEST(bad.exit_code == 2);
+  BOOST_TEST(bad.out.find("DATABASE_STATEMENT_TIMEOUT") != std::string::npos, bad.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

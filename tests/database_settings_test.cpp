@@ -1,4 +1,4 @@
-// DATABASE_PREPARED_STATEMENTS and the enqueuer's LISTEN_DATABASE_URL: defaults, what "off"
+// DATABASE_PREPARED_STATEMENTS, DATABASE_STATEMENT_TIMEOUT and the enqueuer's LISTEN_DATABASE_URL: defaults, what "off"
 // changes, and bad values named.
 #include <boost/test/unit_test.hpp>
 
@@ -36,10 +36,10 @@ BOOST_AUTO_TEST_SUITE(database_settings)
 
 BOOST_AUTO_TEST_CASE(prepared_statements_are_on_unless_switched_off) {
   using rr::config::DatabaseSettings;
-  BOOST_TEST((DatabaseSettings::from_env(enqueuer_env({})).statements == StatementMode::prepared));
-  BOOST_TEST((DatabaseSettings::from_env(enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", "on"}})).statements ==
+  BOOST_TEST((DatabaseSettings::from_env(enqueuer_env({})).session.statements == StatementMode::prepared));
+  BOOST_TEST((DatabaseSettings::from_env(enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", "on"}})).session.statements ==
               StatementMode::prepared));
-  BOOST_TEST((DatabaseSettings::from_env(enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", "off"}})).statements ==
+  BOOST_TEST((DatabaseSettings::from_env(enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", "off"}})).session.statements ==
               StatementMode::unnamed));
 }
 
@@ -47,6 +47,19 @@ BOOST_AUTO_TEST_CASE(anything_but_on_or_off_is_named) {
   for (const char* bad : {"yes", "0", "OFF ", "disabled"}) {
     BOOST_TEST(
         failing_variable(enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", bad}})) == "DATABASE_PREPARED_STATEMENTS", bad);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_statement_is_bounded_by_thirty_seconds_unless_told_otherwise) {
+  using rr::config::DatabaseSettings;
+  BOOST_TEST(DatabaseSettings::from_env(enqueuer_env({})).session.statement_timeout.count() == 30000);
+  BOOST_TEST(DatabaseSettings::from_env(enqueuer_env({{"DATABASE_STATEMENT_TIMEOUT", "2.5"}}))
+                 .session.statement_timeout.count() == 2500);
+  BOOST_TEST(DatabaseSettings::from_env(enqueuer_env({{"DATABASE_STATEMENT_TIMEOUT", "0"}}))
+                 .session.statement_timeout.count() == 0);
+  for (const char* bad : {"-1", "30s", "forever", "86401"}) {
+    BOOST_TEST(failing_variable(enqueuer_env({{"DATABASE_STATEMENT_TIMEOUT", bad}})) == "DATABASE_STATEMENT_TIMEOUT",
+               bad);
   }
 }
 

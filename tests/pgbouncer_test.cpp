@@ -43,7 +43,7 @@ struct BouncerFixture {
     for (int c = 0; c < clients; ++c) {
       runs.push_back(std::async(std::launch::async, [&, c] {
         std::vector<std::string> errors;
-        rr::db::ConnectionPool pool(pooled_url, mode, 1, 10s);
+        rr::db::ConnectionPool pool(pooled_url, rr::db::SessionOptions{mode}, 1, 10s);
         for (int i = 0; i < transactions; ++i) {
           try {
             auto conn = pool.acquire();

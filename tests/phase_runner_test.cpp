@@ -16,7 +16,7 @@ namespace {
 
 struct RunnerFixture {
   TestDatabase db;
-  rr::db::ConnectionPool pool{db.url(), db.statement_mode(), 4, std::chrono::seconds(5)};
+  rr::db::ConnectionPool pool{db.url(), db.session_options(), 4, std::chrono::seconds(5)};
   std::int64_t user_id = 0;
 
   RunnerFixture() {
@@ -61,7 +61,7 @@ idem::Flow counting_flow(int& calls) {
   return {
       {"started", idem::local_phase([&calls](idem::PhaseContext& ctx) {
          ++calls;
-         return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
+         return ctx.atomic([](rr::db::Transaction& tx) -> idem::PhaseResult {
            tx.exec("CREATE TABLE IF NOT EXISTS things (n int)");
            tx.exec("INSERT INTO things VALUES (1)");
            return idem::RecoveryPoint{"thing_made"};
@@ -70,7 +70,9 @@ idem::Flow counting_flow(int& calls) {
       {"thing_made",
        [&calls](idem::PhaseContext& ctx) {
          ++calls;
-         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::Response{200, "{\"ok\":true}"}; });
+         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult {
+           return idem::Response{200, "{\"ok\":true}"};
+         });
        }},
   };
 }
@@ -95,7 +97,7 @@ BOOST_AUTO_TEST_CASE(an_internal_error_unlocks_the_key_and_keeps_the_last_recove
   idem::Flow flow = {
       {"started",
        [](idem::PhaseContext& ctx) {
-         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::RecoveryPoint{"half_way"}; });
+         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult { return idem::RecoveryPoint{"half_way"}; });
        }},
       {"half_way", [](idem::PhaseContext&) -> idem::PhaseResult { throw std::runtime_error("bug in phase"); }},
   };
@@ -111,7 +113,7 @@ BOOST_AUTO_TEST_CASE(an_error_inside_an_atomic_section_rolls_back_its_writes) {
   idem::Flow flow = {
       {"started",
        [](idem::PhaseContext& ctx) {
-         return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
+         return ctx.atomic([](rr::db::Transaction& tx) -> idem::PhaseResult {
            tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('leak', '[]')");
            throw std::runtime_error("fails after writing");
          });
@@ -128,7 +130,7 @@ BOOST_AUTO_TEST_CASE(serialization_failures_are_retried_then_answered_409_with_t
   idem::Flow flow = {
       {"started",
        [&attempts](idem::PhaseContext& ctx) {
-         return ctx.atomic([&attempts](pqxx::work&) -> idem::PhaseResult {
+         return ctx.atomic([&attempts](rr::db::Transaction&) -> idem::PhaseResult {
            ++attempts;
            throw pqxx::serialization_failure("could not serialize access");
          });
@@ -150,7 +152,7 @@ BOOST_AUTO_TEST_CASE(a_serialization_failure_that_clears_on_retry_is_invisible_t
   idem::Flow flow = {
       {"started",
        [&attempts](idem::PhaseContext& ctx) {
-         return ctx.atomic([&attempts](pqxx::work&) -> idem::PhaseResult {
+         return ctx.atomic([&attempts](rr::db::Transaction&) -> idem::PhaseResult {
            if (++attempts < 3) throw pqxx::serialization_failure("could not serialize access");
            return idem::Response{201, "{}"};
          });
@@ -164,7 +166,7 @@ BOOST_AUTO_TEST_CASE(a_phase_that_makes_no_progress_is_an_internal_error_not_a_l
   idem::Flow flow = {
       {"started",
        [](idem::PhaseContext& ctx) {
-         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::NoOp{}; });
+         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult { return idem::NoOp{}; });
        }},
   };
   idem::PhaseRunner runner(pool);
@@ -182,7 +184,7 @@ BOOST_AUTO_TEST_CASE(the_same_key_on_another_path_is_a_mismatch) {
 BOOST_AUTO_TEST_CASE(a_new_key_and_its_first_phase_commit_together_or_not_at_all) {
   idem::Flow failing = {
       {"started", idem::local_phase([](idem::PhaseContext& ctx) {
-         return ctx.atomic([](pqxx::work& tx) -> idem::PhaseResult {
+         return ctx.atomic([](rr::db::Transaction& tx) -> idem::PhaseResult {
            tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('first-phase', '[]')");
            throw std::runtime_error("fails after writing");
          });
@@ -216,7 +218,8 @@ BOOST_AUTO_TEST_CASE(a_new_key_and_its_first_phase_commit_together_or_not_at_all
 BOOST_AUTO_TEST_CASE(a_crash_inside_the_first_phase_leaves_no_key_behind) {
   idem::Flow crashing = {
       {"started", idem::local_phase([](idem::PhaseContext& ctx) {
-         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { throw idem::SimulatedCrash{"died mid-phase"}; });
+         return ctx.atomic(
+             [](rr::db::Transaction&) -> idem::PhaseResult { throw idem::SimulatedCrash{"died mid-phase"}; });
        })},
   };
   idem::PhaseRunner runner(pool);
@@ -228,7 +231,7 @@ BOOST_AUTO_TEST_CASE(a_crash_inside_the_first_phase_leaves_no_key_behind) {
 
 BOOST_AUTO_TEST_CASE(a_new_key_needs_one_connection_per_phase_not_two) {
   // With a pool of one, a second checkout while the creating transaction is open would time out.
-  rr::db::ConnectionPool one{db.url(), db.statement_mode(), 1, std::chrono::milliseconds(500)};
+  rr::db::ConnectionPool one{db.url(), db.session_options(), 1, std::chrono::milliseconds(500)};
   int calls = 0;
   idem::PhaseRunner runner(one);
   auto acquired = begin_new_key(one);
@@ -242,7 +245,7 @@ BOOST_AUTO_TEST_CASE(begin_key_answers_a_finished_key_as_a_replay_and_keeps_no_t
   idem::PhaseRunner runner(pool);
   auto acquired = begin_new_key(pool);
   runner.run(counting_flow(calls), std::move(acquired.key), std::move(acquired.section));
-  rr::db::ConnectionPool one{db.url(), db.statement_mode(), 1, std::chrono::milliseconds(500)};
+  rr::db::ConnectionPool one{db.url(), db.session_options(), 1, std::chrono::milliseconds(500)};
   auto again = idem::begin_key(one.acquire(), {user_id, "generic-key-000000000002", "POST", "/things", "{}", ""},
                                std::chrono::seconds(90));
   BOOST_REQUIRE(std::holds_alternative<idem::Replay>(again));
@@ -262,7 +265,7 @@ BOOST_AUTO_TEST_CASE(concurrent_begin_key_on_one_new_key_lets_exactly_one_procee
   auto release = release_first.get_future().share();
   idem::Flow slow = {
       {"started", idem::local_phase([&](idem::PhaseContext& ctx) {
-         return ctx.atomic([&](pqxx::work&) -> idem::PhaseResult {
+         return ctx.atomic([&](rr::db::Transaction&) -> idem::PhaseResult {
            first_inserted.set_value();
            release.wait();
            return idem::RecoveryPoint{"done_something"};
@@ -270,7 +273,7 @@ BOOST_AUTO_TEST_CASE(concurrent_begin_key_on_one_new_key_lets_exactly_one_procee
        })},
       {"done_something",
        [](idem::PhaseContext& ctx) {
-         return ctx.atomic([](pqxx::work&) -> idem::PhaseResult { return idem::Response{201, "{}"}; });
+         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult { return idem::Response{201, "{}"}; });
        }},
   };
   idem::PhaseRunner runner(pool);

@@ -30,7 +30,7 @@ const std::string kParams =
 
 struct ReaperFixture {
   rr::test::TestDatabase db;
-  rr::db::ConnectionPool pool{db.url(), db.statement_mode(), 2, std::chrono::seconds(5)};
+  rr::db::ConnectionPool pool{db.url(), db.session_options(), 2, std::chrono::seconds(5)};
   std::int64_t user_id = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").user.id;
 
   // A key created `age` ago (a Postgres interval), finished with a 201 unless told otherwise.

@@ -8,6 +8,7 @@
 #include "common/api/request_parsing.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/db/transaction.hpp"
 #include "common/http/error_body.hpp"
 #include "common/metrics/registry.hpp"
 #include "common/rides/ride_response.hpp"
@@ -72,7 +73,7 @@ http::Response error_response(int status, const std::string& type, const std::st
 
 App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
     : settings_(settings),
-      pool_(settings.database.url, settings.database.statements, settings.database_pool_size, std::chrono::seconds(5)),
+      pool_(settings.database.url, settings.database.session, settings.database_pool_size, std::chrono::seconds(5)),
       stripe_(settings.payment),
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
@@ -93,8 +94,13 @@ http::Response App::handle(const http::Request& request) {
     log::error("database unreachable", {{"request_id", request_id}, {"error", e.what()}});
     response = error_response(503, "api_error", "The database is unavailable; retry shortly.", 2);
   } catch (const std::exception& e) {
-    log::error("request failed", {{"request_id", request_id}, {"error", e.what()}});
-    response = error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
+    if (db::is_statement_timeout(e)) {
+      log::warn("database statement timed out", {{"request_id", request_id}, {"error", e.what()}});
+      response = error_response(503, "api_error", "The database is busy; retry shortly.", 2);
+    } else {
+      log::error("request failed", {{"request_id", request_id}, {"error", e.what()}});
+      response = error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
+    }
   }
   if (response.status >= 500) name_the_key(request, response);
   return finish(request, std::move(response), request_id, started);
@@ -200,8 +206,9 @@ http::Response App::ready() {
       return error_response(503, "api_error", "The database pool is full.");
     }
     auto conn = pool_.acquire();
-    pqxx::nontransaction tx(conn.conn());
+    db::Transaction tx(conn.conn(), conn.statement_timeout());
     tx.exec("SELECT 1");
+    tx.commit();
     return http::Response{200, "application/json", {}, "{\"status\":\"ready\"}"};
   } catch (const std::exception& e) {
     return error_response(503, "api_error", std::string("Not ready: database unavailable."));

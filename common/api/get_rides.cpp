@@ -3,6 +3,7 @@
 #include "common/api/app.hpp"
 #include "common/api/request_parsing.hpp"
 #include "common/config/environment.hpp"
+#include "common/db/transaction.hpp"
 #include "common/rides/ride_response.hpp"
 
 namespace rr::api {
@@ -24,8 +25,9 @@ http::Response App::get_ride(const http::Request& request, std::string_view id_t
   auto id = config::parse_integer(id_text);
   if (!id || *id <= 0) throw ApiError(404, "invalid_request_error", "No such ride.");
   auto conn = pool_.acquire();
-  pqxx::nontransaction tx(conn.conn());
+  db::Transaction tx(conn.conn(), conn.statement_timeout());
   auto rows = conn.exec(tx, kRideById, *id, user.id);
+  tx.commit();
   if (rows.empty()) throw ApiError(404, "invalid_request_error", "No such ride.");
   return http::Response{200, "application/json", {}, rides::ride_body(rides::ride_view_from(rows[0]))};
 }
@@ -46,9 +48,10 @@ http::Response App::list_rides(const http::Request& request) {
     if (!cursor || *cursor < 1) throw ApiError(400, "invalid_request_error", "cursor must be a ride id.");
   }
   auto conn = pool_.acquire();
-  pqxx::nontransaction tx(conn.conn());
+  db::Transaction tx(conn.conn(), conn.statement_timeout());
   // One extra row tells whether there is a next page.
   auto rows = conn.exec(tx, kRidesPage, user.id, cursor, limit + 1);
+  tx.commit();
   std::vector<rides::RideView> page;
   for (const auto& row : rows) {
     if (static_cast<std::int64_t>(page.size()) == limit) break;

@@ -1,6 +1,8 @@
 // User creation and token authentication.
 #include "common/auth/users.hpp"
 
+#include "common/db/transaction.hpp"
+
 #include "common/auth/tokens.hpp"
 
 namespace rr::auth {
@@ -20,7 +22,7 @@ void validate(const std::string& email, const std::string& stripe_customer_id) {
   }
 }
 
-std::string insert_token(pqxx::work& tx, std::int64_t user_id) {
+std::string insert_token(pqxx::transaction_base& tx, std::int64_t user_id) {
   std::string token = generate_token();
   pqxx::binarystring hash(sha256(token));
   tx.exec_params("INSERT INTO api_tokens (token_hash, user_id) VALUES ($1, $2)", hash, user_id);
@@ -29,9 +31,10 @@ std::string insert_token(pqxx::work& tx, std::int64_t user_id) {
 
 }  // namespace
 
-CreatedUser create_user(pqxx::connection& conn, const std::string& email, const std::string& stripe_customer_id) {
+CreatedUser create_user(pqxx::connection& conn, const std::string& email, const std::string& stripe_customer_id,
+                        std::chrono::milliseconds statement_timeout) {
   validate(email, stripe_customer_id);
-  pqxx::work tx(conn);
+  db::Transaction tx(conn, statement_timeout);
   auto rows = tx.exec_params(
       "INSERT INTO users (email, stripe_customer_id) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING RETURNING id",
       email, stripe_customer_id);
@@ -42,8 +45,8 @@ CreatedUser create_user(pqxx::connection& conn, const std::string& email, const 
   return {user, token};
 }
 
-std::string issue_token(pqxx::connection& conn, const std::string& email) {
-  pqxx::work tx(conn);
+std::string issue_token(pqxx::connection& conn, const std::string& email, std::chrono::milliseconds statement_timeout) {
+  db::Transaction tx(conn, statement_timeout);
   auto rows = tx.exec_params("SELECT id FROM users WHERE email = $1", email);
   if (rows.empty()) throw UserNotFound("no user with email " + email);
   std::string token = insert_token(tx, rows[0][0].as<std::int64_t>());
@@ -54,8 +57,9 @@ std::string issue_token(pqxx::connection& conn, const std::string& email) {
 std::optional<User> authenticate(db::ConnectionPool::Lease& conn, std::string_view token) {
   if (!looks_like_token(token)) return std::nullopt;
   pqxx::binarystring hash(sha256(token));
-  pqxx::nontransaction tx(conn.conn());
+  db::Transaction tx(conn.conn(), conn.statement_timeout());
   auto rows = conn.exec(tx, kAuthenticate, hash);
+  tx.commit();
   if (rows.empty()) return std::nullopt;
   return User{rows[0][0].as<std::int64_t>(), rows[0][1].as<std::string>(), rows[0][2].as<std::string>()};
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/db/connection_pool.hpp"
+#include "common/db/session_options.hpp"
 
 namespace rr::auth {
 
@@ -36,9 +37,11 @@ struct CreatedUser {
 };
 
 // Creates the user and a first token in one transaction. Throws UserExists for a taken email.
-CreatedUser create_user(pqxx::connection& conn, const std::string& email, const std::string& stripe_customer_id);
+CreatedUser create_user(pqxx::connection& conn, const std::string& email, const std::string& stripe_customer_id,
+                        std::chrono::milliseconds statement_timeout = db::SessionOptions{}.statement_timeout);
 // Adds a new token for an existing user (the `user token` subcommand). Throws UserNotFound.
-std::string issue_token(pqxx::connection& conn, const std::string& email);
+std::string issue_token(pqxx::connection& conn, const std::string& email,
+                        std::chrono::milliseconds statement_timeout = db::SessionOptions{}.statement_timeout);
 // The user a bearer token belongs to, or nothing. One indexed lookup by hash.
 std::optional<User> authenticate(db::ConnectionPool::Lease& conn, std::string_view token);
 

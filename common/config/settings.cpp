@@ -6,8 +6,9 @@ namespace rr::config {
 DatabaseSettings DatabaseSettings::from_env(const Environment& env) {
   DatabaseSettings settings;
   settings.url = env.url("DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"});
-  settings.statements =
+  settings.session.statements =
       env.on_off("DATABASE_PREPARED_STATEMENTS", true) ? db::StatementMode::prepared : db::StatementMode::unnamed;
+  settings.session.statement_timeout = env.seconds("DATABASE_STATEMENT_TIMEOUT", 30, 0, 86400);
   return settings;
 }
 

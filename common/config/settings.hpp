@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/config/environment.hpp"
-#include "common/db/statements.hpp"
+#include "common/db/session_options.hpp"
 
 namespace rr::config {
 
@@ -14,7 +14,8 @@ struct DatabaseSettings {
   std::string url;  // DATABASE_URL, a libpq URI
   // DATABASE_PREPARED_STATEMENTS, on (default) or off: off sends every statement unnamed and keeps
   // no state in the server session, for a transaction-pooling PgBouncer.
-  db::StatementMode statements = db::StatementMode::prepared;
+  // DATABASE_STATEMENT_TIMEOUT seconds, default 30 (0: none): every statement's bound.
+  db::SessionOptions session;
   static DatabaseSettings from_env(const Environment& env);
 };
 

@@ -32,9 +32,9 @@ ConnectionPool::Lease& ConnectionPool::Lease::operator=(Lease&& other) noexcept 
   return *this;
 }
 
-ConnectionPool::ConnectionPool(std::string url, StatementMode mode, std::size_t size,
+ConnectionPool::ConnectionPool(std::string url, SessionOptions options, std::size_t size,
                                std::chrono::milliseconds checkout_timeout)
-    : url_(std::move(url)), mode_(mode), size_(size), checkout_timeout_(checkout_timeout) {}
+    : url_(std::move(url)), options_(options), size_(size), checkout_timeout_(checkout_timeout) {}
 
 ConnectionPool::Lease ConnectionPool::acquire() {
   std::unique_lock lock(mutex_);
@@ -57,7 +57,7 @@ ConnectionPool::Lease ConnectionPool::acquire() {
   dead.clear();
   // Connect outside the lock: it is a network round trip or several.
   try {
-    return Lease(this, std::make_unique<PooledConnection>(url_, mode_));
+    return Lease(this, std::make_unique<PooledConnection>(url_, options_));
   } catch (...) {
     std::lock_guard relock(mutex_);
     --in_use_;

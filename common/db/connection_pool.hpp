@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/db/session_options.hpp"
 #include "common/db/statements.hpp"
 
 namespace rr::db {
@@ -22,13 +23,16 @@ class PoolExhausted : public std::runtime_error {
 
 class PooledConnection {
  public:
-  PooledConnection(const std::string& url, StatementMode mode) : conn_(url), statements_(mode) {}
+  PooledConnection(const std::string& url, const SessionOptions& options)
+      : conn_(url), statements_(options.statements), statement_timeout_(options.statement_timeout) {}
   pqxx::connection& raw() { return conn_; }
   SessionStatements& statements() { return statements_; }
+  std::chrono::milliseconds statement_timeout() const { return statement_timeout_; }
 
  private:
   pqxx::connection conn_;
   SessionStatements statements_;
+  std::chrono::milliseconds statement_timeout_;
 };
 
 struct PoolStats {
@@ -50,6 +54,8 @@ class ConnectionPool {
     pqxx::connection& conn() { return conn_->raw(); }
     PooledConnection& pooled() { return *conn_; }
     SessionStatements& statements() { return conn_->statements(); }
+    // For db::Transaction: the bound on each statement of this session's transactions.
+    std::chrono::milliseconds statement_timeout() const { return conn_->statement_timeout(); }
     // Runs `statement` in `tx` (a transaction on this connection) in the pool's statement mode.
     template <typename... Args>
     pqxx::result exec(pqxx::transaction_base& tx, const Statement& statement, Args&&... args) {
@@ -61,7 +67,7 @@ class ConnectionPool {
     std::unique_ptr<PooledConnection> conn_;
   };
 
-  ConnectionPool(std::string url, StatementMode mode, std::size_t size, std::chrono::milliseconds checkout_timeout);
+  ConnectionPool(std::string url, SessionOptions options, std::size_t size, std::chrono::milliseconds checkout_timeout);
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
@@ -75,7 +81,7 @@ class ConnectionPool {
   void release(std::unique_ptr<PooledConnection> conn);
 
   std::string url_;
-  StatementMode mode_;
+  SessionOptions options_;
   std::size_t size_;
   std::chrono::milliseconds checkout_timeout_;
   mutable std::mutex mutex_;

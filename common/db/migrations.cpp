@@ -2,6 +2,7 @@
 #include "common/db/migrations.hpp"
 
 #include "common/base/log.hpp"
+#include "common/db/transaction.hpp"
 
 namespace rr::db {
 namespace {
@@ -22,9 +23,10 @@ bool applied(pqxx::transaction_base& tx, int version) {
 
 }  // namespace
 
-MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& migrations) {
+MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& migrations,
+                        std::chrono::milliseconds statement_timeout) {
   {
-    pqxx::work tx(conn);
+    Transaction tx(conn, statement_timeout);
     lock_migrations(tx);  // two concurrent CREATE TABLE IF NOT EXISTS can still collide
     tx.exec(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -35,7 +37,7 @@ MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& mi
   }
   MigrationReport report;
   for (const auto& migration : migrations) {
-    pqxx::work tx(conn);
+    Transaction tx(conn, statement_timeout);
     lock_migrations(tx);
     // Checked under the lock: another migrator may have applied it since we started.
     if (applied(tx, migration.version)) {

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/db/session_options.hpp"
+
 namespace rr::db {
 
 struct Migration {
@@ -24,6 +26,9 @@ struct MigrationReport {
 // Safe to re-run and safe when two copies run at once, also through a transaction-pooling
 // PgBouncer: every transaction of the migrator takes a transaction-level advisory lock first and
 // checks schema_migrations under it, and each migration commits together with its row.
-MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& migrations);
+// Every statement is bounded by `statement_timeout` (a migration that needs longer runs with a
+// larger DATABASE_STATEMENT_TIMEOUT), waiting for another migrator's lock included.
+MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& migrations,
+                        std::chrono::milliseconds statement_timeout = SessionOptions{}.statement_timeout);
 
 }  // namespace rr::db

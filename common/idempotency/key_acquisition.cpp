@@ -45,8 +45,9 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,
                                         std::chrono::milliseconds lock_timeout) {
   std::string token = random_uuid();
-  pqxx::nontransaction tx(conn.conn());
+  db::Transaction tx(conn.conn(), conn.statement_timeout());
   auto rows = conn.exec(tx, statements::kLockById, key_id, token, seconds_of(lock_timeout));
+  tx.commit();
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);
 }
@@ -75,8 +76,9 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
 
 void unlock_key(db::ConnectionPool::Lease& conn, const KeyRow& key) {
   if (key.lock_token.empty()) return;
-  pqxx::nontransaction tx(conn.conn());
+  db::Transaction tx(conn.conn(), conn.statement_timeout());
   conn.exec(tx, statements::kUnlock, key.id, key.lock_token);
+  tx.commit();
 }
 
 }  // namespace rr::idempotency

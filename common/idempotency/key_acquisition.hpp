@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "common/db/connection_pool.hpp"
+#include "common/db/transaction.hpp"
 #include "common/idempotency/key_row.hpp"
 
 namespace rr::idempotency {
@@ -28,9 +29,10 @@ struct KeyRequest {
 // request, and a key never exists without its first phase's work. Destroying it rolls back (the
 // transaction is declared after the lease, so it ends before the connection goes back).
 struct OpenSection {
-  explicit OpenSection(db::ConnectionPool::Lease conn) : lease(std::move(conn)), tx(lease.conn()) {}
+  explicit OpenSection(db::ConnectionPool::Lease conn)
+      : lease(std::move(conn)), tx(lease.conn(), lease.statement_timeout()) {}
   db::ConnectionPool::Lease lease;
-  pqxx::work tx;
+  db::Transaction tx;
 };
 
 // We hold the key's lock (a fresh token), new or resumed.

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "common/db/connection_pool.hpp"
+#include "common/db/transaction.hpp"
 #include "common/idempotency/key_row.hpp"
 
 namespace rr::idempotency {
@@ -81,7 +82,7 @@ class PhaseContext {
   // Runs `work` in one transaction and applies the returned result to the key row in it, fenced
   // on our lock token: if the lock was taken over, everything rolls back and LockLost is thrown.
   // Serialization failures and deadlocks are retried a few times with jitter.
-  virtual PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) = 0;
+  virtual PhaseResult atomic(const std::function<PhaseResult(db::Transaction&)>& work) = 0;
   // Inside `work`: the section's session, which runs statements in the pool's mode.
   virtual db::SessionStatements& statements() = 0;
   // Inside `work`: runs `statement` in the section's transaction `tx`.

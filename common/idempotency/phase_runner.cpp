@@ -21,7 +21,7 @@ class RunnerContext : public PhaseContext {
     return lease_->statements();
   }
 
-  PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) override {
+  PhaseResult atomic(const std::function<PhaseResult(db::Transaction&)>& work) override {
     for (int attempt = 0;; ++attempt) {
       // A failed section that created the key took the key with it: retrying could only fence
       // against nothing, so the client's retry starts over instead.
@@ -48,7 +48,7 @@ class RunnerContext : public PhaseContext {
   }
 
  private:
-  PhaseResult atomic_once(const std::function<PhaseResult(pqxx::work&)>& work) {
+  PhaseResult atomic_once(const std::function<PhaseResult(db::Transaction&)>& work) {
     // The first section of a new key continues the transaction that created it; every other
     // section checks out a connection of its own.
     std::unique_ptr<OpenSection> section = std::move(section_);
@@ -106,6 +106,31 @@ void try_unlock(db::ConnectionPool& pool, const KeyRow& key) {
 
 }  // namespace
 
+Outcome PhaseRunner::database_unavailable(const KeyRow& key, const std::string& message, const std::string& error) {
+  // The connection broke or a statement ran past DATABASE_STATEMENT_TIMEOUT: nothing of this
+  // phase committed, so a retry resumes at the same recovery point.
+  try_unlock(pool_, key);
+  log::warn("database unavailable during a phase",
+            {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", error}});
+  Outcome out;
+  out.kind = Outcome::Kind::transient;
+  out.status = 503;
+  out.error_type = "api_error";
+  out.message = message;
+  out.retry_after_seconds = 2;
+  return out;
+}
+
+Outcome PhaseRunner::failed(const KeyRow& key, const std::string& error) {
+  try_unlock(pool_, key);
+  log::error("workflow phase failed", {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", error}});
+  Outcome out;
+  out.kind = Outcome::Kind::failed;
+  out.status = 500;
+  out.message = error;
+  return out;
+}
+
 Outcome PhaseRunner::conflict(const KeyRow& key, const std::string& what) {
   try_unlock(pool_, key);
   log::warn("serialization failures persisted past retries", {{"key_id", key.id}, {"error", what}});
@@ -132,12 +157,7 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
     auto phase = flow.find(key.recovery_point);
     if (phase == flow.end()) {
       context.drop_open_section();  // before try_unlock needs a connection of its own
-      try_unlock(pool_, key);
-      Outcome failed;
-      failed.message = "no phase for recovery point " + key.recovery_point;
-      log::error("workflow has no phase for recovery point",
-                 {{"key_id", key.id}, {"recovery_point", key.recovery_point}});
-      return failed;
+      return failed(key, "no phase for recovery point " + key.recovery_point);
     }
     std::string before = key.recovery_point;
     try {
@@ -172,37 +192,18 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
                 {{"key_id", key.id}, {"recovery_point", key.recovery_point}});
       return lost;
     } catch (const pqxx::broken_connection& e) {
-      // The database (or PgBouncer) went away mid-phase: nothing of this phase committed, so a
-      // retry resumes at the same recovery point once it is back.
-      try_unlock(pool_, key);
-      Outcome unavailable;
-      unavailable.kind = Outcome::Kind::transient;
-      unavailable.status = 503;
-      unavailable.error_type = "api_error";
-      unavailable.message = "The database is unavailable; retry shortly.";
-      unavailable.retry_after_seconds = 2;
-      log::warn("database connection lost during a phase",
-                {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", e.what()}});
-      return unavailable;
+      return database_unavailable(key, "The database is unavailable; retry shortly.", e.what());
     } catch (const pqxx::serialization_failure& e) {
       return conflict(key, e.what());
     } catch (const pqxx::deadlock_detected& e) {
       return conflict(key, e.what());
     } catch (const std::exception& e) {
-      try_unlock(pool_, key);
-      Outcome failed;
-      failed.kind = Outcome::Kind::failed;
-      failed.status = 500;
-      failed.message = e.what();
-      log::error("workflow phase failed",
-                 {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", e.what()}});
-      return failed;
+      if (db::is_statement_timeout(e))
+        return database_unavailable(key, "The database is busy; retry shortly.", e.what());
+      return failed(key, e.what());
     }
   }
-  try_unlock(pool_, key);
-  Outcome failed;
-  failed.message = "flow did not finish";
-  return failed;
+  return failed(key, "flow did not finish");
 }
 
 }  // namespace rr::idempotency

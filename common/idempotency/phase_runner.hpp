@@ -64,6 +64,8 @@ class PhaseRunner {
 
  private:
   Outcome conflict(const KeyRow& key, const std::string& what);
+  Outcome database_unavailable(const KeyRow& key, const std::string& message, const std::string& error);
+  Outcome failed(const KeyRow& key, const std::string& error);
 
   db::ConnectionPool& pool_;
   RunnerOptions options_;

@@ -9,6 +9,7 @@
 
 #include "common/base/log.hpp"
 #include "common/daemon/stop_signal.hpp"
+#include "common/db/transaction.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
 #include "common/metrics/registry.hpp"
 
@@ -69,7 +70,7 @@ pqxx::connection& Enqueuer::database() {
   }
   if (!database_) {
     database_ = std::make_unique<pqxx::connection>(config_.database.url);
-    statements_.emplace(config_.database.statements);  // a new session has nothing prepared
+    statements_.emplace(config_.database.session.statements);  // a new session has nothing prepared
   }
   return *database_;
 }
@@ -81,7 +82,7 @@ redis::Connection& Enqueuer::redis() {
 }
 
 std::int64_t Enqueuer::move_batch() {
-  pqxx::work transaction(database());  // READ COMMITTED, the server default
+  db::Transaction transaction(database(), config_.database.session.statement_timeout);
   pqxx::result rows = statements_->exec(transaction, kClaimJobs, config_.loop.batch_size);
   if (rows.empty()) return 0;  // the destructor rolls back a transaction that changed nothing
 

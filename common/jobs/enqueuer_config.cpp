@@ -23,7 +23,7 @@ EnqueuerConfig EnqueuerConfig::from_env(const config::Environment& env) {
   result.database = config::DatabaseSettings::from_env(env);
   if (env.get("LISTEN_DATABASE_URL")) {
     result.listen_url = env.url("LISTEN_DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"});
-  } else if (result.database.statements == db::StatementMode::prepared) {
+  } else if (result.database.session.statements == db::StatementMode::prepared) {
     result.listen_url = result.database.url;
   }
   const std::string redis_url = config::RedisSettings::from_env(env).url;

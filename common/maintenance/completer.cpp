@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/base/log.hpp"
+#include "common/db/transaction.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/metrics/registry.hpp"
 #include "common/rides/ride_flow.hpp"
@@ -87,7 +88,7 @@ CompleterReport Completer::run_once() {
   std::vector<Candidate> candidates;
   {
     auto conn = pool_.acquire();
-    pqxx::nontransaction tx(conn.conn());
+    db::Transaction tx(conn.conn(), conn.statement_timeout());
     auto rows = conn.exec(tx, kSelectCandidates, seconds_of(options_.min_age), seconds_of(options_.last_run_threshold),
                           seconds_of(options_.lock_timeout), options_.batch_size);
     candidates.reserve(rows.size());
@@ -173,8 +174,9 @@ Completer::Result Completer::complete(const Candidate& candidate) {
 void Completer::record_failure(std::int64_t key_id, const std::string& error) {
   try {
     auto conn = pool_.acquire();
-    pqxx::nontransaction tx(conn.conn());
+    db::Transaction tx(conn.conn(), conn.statement_timeout());
     conn.exec(tx, kRecordFailure, key_id, error);
+    tx.commit();
   } catch (const pqxx::broken_connection&) {
     throw;
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 
 #include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
+#include "common/db/transaction.hpp"
 #include "common/metrics/registry.hpp"
 
 namespace rr::maintenance {
@@ -49,7 +50,7 @@ ReaperReport Reaper::run_once() {
   pqxx::result rows;
   {
     auto conn = pool_.acquire();
-    pqxx::work tx(conn.conn());
+    db::Transaction tx(conn.conn(), conn.statement_timeout());
     rows =
         conn.exec(tx, kReapBatch, seconds_of(options_.max_age), options_.batch_size, seconds_of(options_.lock_timeout));
     tx.commit();

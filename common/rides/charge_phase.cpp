@@ -50,7 +50,7 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
   record_provider_call(outcome, std::chrono::steady_clock::now() - started);
   switch (outcome.kind) {
     case payments::ChargeOutcome::Kind::charged:
-      return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
+      return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
         auto rows = ctx.exec(tx, statements::kRecordChargeAndStageReceipt, key.id, outcome.charge_id, kRideAmountCents,
                              kRideCurrency, key.user_id);
         if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
@@ -58,7 +58,7 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
       });
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});
-      return ctx.atomic([&](pqxx::work&) -> idempotency::PhaseResult {
+      return ctx.atomic([&](db::Transaction&) -> idempotency::PhaseResult {
         return idempotency::Response{
             402, http::error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
       });

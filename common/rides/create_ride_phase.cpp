@@ -10,7 +10,7 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
   const auto& key = ctx.key();
   auto params = from_json(key.request_params);
   if (!params) throw std::runtime_error("stored request_params of key " + std::to_string(key.id) + " are unreadable");
-  return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
+  return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
     std::string ip = key.origin_ip.empty() ? "0.0.0.0" : key.origin_ip;
     ctx.exec(tx, statements::kInsertRideWithAudit, key.id, format_coordinate(params->origin_lat),
              format_coordinate(params->origin_lon), format_coordinate(params->target_lat),

@@ -6,7 +6,7 @@
 #include <pqxx/pqxx>
 #include <string>
 
-#include "common/db/statements.hpp"
+#include "common/db/session_options.hpp"
 
 namespace rr::test {
 
@@ -31,6 +31,8 @@ class TestDatabase {
   const std::string& direct_url() const { return direct_url_; }
   // The statement mode for url(): unnamed through PgBouncer, prepared otherwise.
   db::StatementMode statement_mode() const { return statement_mode_; }
+  // For pools of the code under test: the statement mode above and the default statement bound.
+  db::SessionOptions session_options() const { return db::SessionOptions{statement_mode_}; }
   // DATABASE_PREPARED_STATEMENTS for code under test that reads its settings: "on" or "off".
   std::string prepared_statements_setting() const {
     return statement_mode_ == db::StatementMode::prepared ? "on" : "off";
