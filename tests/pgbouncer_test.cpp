@@ -102,7 +102,8 @@ BOOST_AUTO_TEST_CASE(migrate_and_user_create_run_through_it) {
   }
   BOOST_TEST(empty.scalar("SELECT count(*) = (SELECT max(version) FROM schema_migrations) FROM schema_migrations") ==
              "t");
-  BOOST_TEST(empty.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == "0");
+  BOOST_TEST(empty.scalar("SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+                          "WHERE l.locktype = 'advisory' AND d.datname = current_database()") == "0");
   auto created = run_command(
       {binary("rocket-rides-api"), "user", "create", "--email", "bob@example.com", "--stripe-customer", "cus_bob"},
       env);
