@@ -293,7 +293,9 @@ class Session : public std::enable_shared_from_this<Session> {
     bool head = message.method() == bhttp::verb::head;
 
     Request request;
-    request.method = std::string(message.method_string());
+    // HEAD is GET without the body (RFC 9110 section 9.3.2): handlers see GET, so every GET route
+    // answers HEAD with the same status and headers, and to_beast leaves the body out.
+    request.method = head ? std::string("GET") : std::string(message.method_string());
     request.target = std::string(message.target());
     auto question = request.target.find('?');
     request.path = request.target.substr(0, question);
