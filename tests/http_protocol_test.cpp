@@ -107,6 +107,18 @@ BOOST_AUTO_TEST_CASE(a_transfer_encoding_listed_over_two_fields_counts_its_last_
   expect_no_rows();
 }
 
+BOOST_AUTO_TEST_CASE(a_transfer_encoding_name_a_proxy_might_read_differently_is_400) {
+  // Whitespace before the colon (RFC 9112 section 5.1 requires 400) and a bare LF line end.
+  for (std::string field : {"Transfer-Encoding : chunked\r\n", "Transfer-Encoding:\tgzip\n"}) {
+    BOOST_TEST_CONTEXT(field) {
+      RawConnection connection(api().port);
+      connection.send(authenticated_post_head() + field + "\r\n0\r\n\r\n" + kPipelinedHealthz);
+      expect_one_error_then_close(connection, 400);
+    }
+  }
+  expect_no_rows();
+}
+
 BOOST_AUTO_TEST_CASE(transfer_encoding_with_content_length_is_400_and_closes_in_either_order) {
   for (std::string coding : {"gzip", "identity", "chunked, gzip", "chunked"}) {
     for (bool length_first : {false, true}) {
