@@ -121,8 +121,8 @@ static void append_quoted(std::string& out, std::string_view value) {
       if (length > 0) {
         out += value.substr(i, length);
         i += length - 1;
-      } else if (std::size_t c1 = utf8::sequence_length(value.substr(i)); c1 == 2) {
-        // A C1 control: both bytes escaped, so the line says exactly what came.
+      } else if (utf8::sequence_length(value.substr(i)) == 2) {
+        // Valid but not printable, so a C1 control: both bytes escaped, as they came.
         append_hex_escape(out, c);
         append_hex_escape(out, static_cast<unsigned char>(value[++i]));
       } else {
