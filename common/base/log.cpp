@@ -9,6 +9,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "common/base/utf8.hpp"
+
 namespace rr::log {
 namespace {
 
@@ -74,20 +76,60 @@ void set_min_level(Level level) { g_min_level = level; }
 
 void use_stderr() { g_stream = stderr; }
 
-static void append_quoted(std::string& out, std::string_view value) {
-  bool needs_quotes = value.empty();
-  for (unsigned char c : value) {
-    if (c <= ' ' || c == '=' || c == '"' || c == '\\' || c == 0x7f) {
-      needs_quotes = true;
-      break;
+// The length of the UTF-8 character at the start of `rest` when it is written as it is: 0 for a
+// byte that is not valid UTF-8 (client bytes must not make the log itself invalid UTF-8, which
+// log shippers reject or mangle) and for C1 controls (a terminal showing the log would act on them).
+static std::size_t printable_sequence_length(std::string_view rest) {
+  std::size_t length = utf8::sequence_length(rest);
+  if (utf8::is_c1_control(rest.substr(0, length))) return 0;
+  return length;
+}
+
+static void append_hex_escape(std::string& out, unsigned char c) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  out += "\\x";
+  out += kDigits[c >> 4];
+  out += kDigits[c & 0xf];
+}
+
+static bool needs_quotes(std::string_view value) {
+  if (value.empty()) return true;
+  for (std::size_t i = 0; i < value.size();) {
+    auto c = static_cast<unsigned char>(value[i]);
+    if (c <= ' ' || c == '=' || c == '"' || c == '\\' || c == 0x7f) return true;
+    if (c < 0x80) {
+      ++i;
+      continue;
     }
+    std::size_t length = printable_sequence_length(value.substr(i));
+    if (length == 0) return true;
+    i += length;
   }
-  if (!needs_quotes) {
+  return false;
+}
+
+static void append_quoted(std::string& out, std::string_view value) {
+  if (!needs_quotes(value)) {
     out += value;
     return;
   }
   out += '"';
-  for (unsigned char c : value) {
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x80) {
+      std::size_t length = printable_sequence_length(value.substr(i));
+      if (length > 0) {
+        out += value.substr(i, length);
+        i += length - 1;
+      } else if (utf8::sequence_length(value.substr(i)) == 2) {
+        // Valid but not printable, so a C1 control: both bytes escaped, as they came.
+        append_hex_escape(out, c);
+        append_hex_escape(out, static_cast<unsigned char>(value[++i]));
+      } else {
+        append_hex_escape(out, c);  // one invalid byte; the next may start a valid character
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";
@@ -106,15 +148,21 @@ static void append_quoted(std::string& out, std::string_view value) {
         break;
       default:
         if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
+          append_hex_escape(out, c);
         } else {
           out += static_cast<char>(c);
         }
     }
   }
   out += '"';
+}
+
+std::string truncated(std::string_view value, std::size_t max_bytes) {
+  if (value.size() <= max_bytes) return std::string(value);
+  std::size_t cut = max_bytes;
+  // Back off to the start of a character rather than leave half of one (it would show as \xNN).
+  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80; ++i) --cut;
+  return std::string(value.substr(0, cut)) + "...[cut, " + std::to_string(value.size()) + " bytes]";
 }
 
 std::string quote_value(std::string_view value) {

@@ -36,8 +36,14 @@ void use_stderr();
 
 // Renders a line without the trailing newline; exposed for tests.
 std::string format_line(Level level, std::string_view msg, Fields fields);
-// Quotes a value when logfmt needs it (empty, spaces, '=', quotes, control characters).
+// Quotes a value when logfmt needs it (empty, spaces, '=', quotes, control characters, bytes that
+// are not valid UTF-8). Control characters and invalid bytes are written as \xNN, so a value from
+// a client can neither start a new line nor make the line invalid UTF-8; valid UTF-8 stays as is.
 std::string quote_value(std::string_view value);
+// `value` when it has at most `max_bytes`, else its first `max_bytes` (less a partial UTF-8
+// character) and a marker "...[cut, N bytes]" giving the full size: for values a client chooses,
+// so that one request cannot write a line of any length.
+std::string truncated(std::string_view value, std::size_t max_bytes);
 
 void write(Level level, std::string_view msg, Fields fields = {});
 inline void debug(std::string_view msg, Fields f = {}) { write(Level::debug, msg, f); }

@@ -3,6 +3,7 @@
 #include "common/http/server.hpp"
 
 #include "common/http/error_body.hpp"
+#include "common/http/request_framing.hpp"
 
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
@@ -52,6 +53,14 @@ Response json_error(int status, std::string_view type, std::string_view message)
 bool has_line_break(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
 
 bool is_drop_marker(const Response& response) { return response.header(kDropConnectionHeader).has_value(); }
+
+// The parsed head as request_framing sees it: views into the parser's fields, nothing copied.
+RequestHead head_of(const bhttp::request_parser<bhttp::string_body>& parser) {
+  RequestHead head;
+  head.version = parser.get().version();
+  for (const auto& field : parser.get()) head.fields.emplace_back(field.name_string(), field.value());
+  return head;
+}
 
 std::string peer_address(const tcp::socket& socket) {
   error_code ec;
@@ -231,6 +240,13 @@ class Session : public std::enable_shared_from_this<Session> {
   void read_request() {
     stream_.expires_at(read_deadline_);
     bhttp::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (!ec) {
+        // Before the body is read, and before a bodiless request is handed on: its "body" may be
+        // a smuggled request.
+        if (auto rejection = check_request_head(head_of(*self->parser_))) {
+          return self->write_error(rejection->status, rejection->message, rejection->headers);
+        }
+      }
       if (ec || self->parser_->is_done()) return self->on_read(ec);
       auto expect = self->parser_->get()[bhttp::field::expect];
       if (beast::iequals(expect, "100-continue")) return self->send_continue();
@@ -277,7 +293,9 @@ class Session : public std::enable_shared_from_this<Session> {
     bool head = message.method() == bhttp::verb::head;
 
     Request request;
-    request.method = std::string(message.method_string());
+    // HEAD is GET without the body (RFC 9110 section 9.3.2): handlers see GET, so every GET route
+    // answers HEAD with the same status and headers, and to_beast leaves the body out.
+    request.method = head ? std::string("GET") : std::string(message.method_string());
     request.target = std::string(message.target());
     auto question = request.target.find('?');
     request.path = request.target.substr(0, question);
@@ -323,8 +341,10 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Errors found while reading: answer, then close without resetting the unread request.
-  void write_error(int status, const std::string& message) {
-    response_ = to_beast(json_error(status, "invalid_request_error", message), false, false);
+  void write_error(int status, const std::string& message, const Headers& headers = {}) {
+    Response response = json_error(status, "invalid_request_error", message);
+    response.headers = headers;
+    response_ = to_beast(std::move(response), false, false);
     stream_.expires_after(core_.options.write_timeout);
     bhttp::async_write(stream_, *response_, [self = shared_from_this()](error_code ec, std::size_t) {
       self->response_.reset();

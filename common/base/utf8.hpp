@@ -1,0 +1,18 @@
+// UTF-8 validation by the rules of RFC 3629: no overlong forms, no surrogates, nothing past
+// U+10FFFF. Used where bytes from clients are written into text that must stay valid UTF-8.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace rr::utf8 {
+
+// The length (1 to 4) of the well-formed UTF-8 sequence that `text` starts with; 0 when it starts
+// with a byte that is not the start of one (or `text` is empty).
+std::size_t sequence_length(std::string_view text);
+
+// True for a two-byte sequence encoding a C1 control (U+0080 to U+009F): valid UTF-8, but
+// terminals act on some of them (U+009B is CSI) as they do on ESC.
+bool is_c1_control(std::string_view sequence);
+
+}  // namespace rr::utf8
