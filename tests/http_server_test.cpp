@@ -17,6 +17,7 @@
 #include "common/http/client.hpp"
 #include "common/http/server.hpp"
 #include "support/process.hpp"
+#include "support/raw_connection.hpp"
 
 using namespace std::chrono_literals;
 using rr::http::ClientRequest;
@@ -25,86 +26,7 @@ using rr::http::Response;
 
 namespace {
 
-// A plain socket, so tests can send what no well-behaved client would.
-class RawConnection {
- public:
-  explicit RawConnection(std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("cannot connect");
-    }
-  }
-  ~RawConnection() { ::close(fd_); }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-
-  void send(std::string_view data) {
-    while (!data.empty()) {
-      auto n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) throw std::runtime_error("send failed");
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
-  }
-
-  // One response (head and Content-Length body); "" when the peer closed or the time ran out.
-  std::string read_response(std::chrono::milliseconds timeout = 5000ms) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      auto head_end = buffer_.find("\r\n\r\n");
-      if (head_end != std::string::npos) {
-        std::size_t length = content_length(buffer_.substr(0, head_end));
-        std::size_t total = head_end + 4 + length;
-        if (buffer_.size() >= total) {
-          std::string response = buffer_.substr(0, total);
-          buffer_.erase(0, total);
-          return response;
-        }
-      }
-      if (!fill(deadline)) return "";
-    }
-  }
-
-  // True when the server closes the connection (EOF or reset) before the timeout.
-  bool closed_by_peer(std::chrono::milliseconds timeout = 5000ms) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (fill(deadline)) {
-    }
-    return eof_;
-  }
-
- private:
-  static std::size_t content_length(const std::string& head) {
-    std::string lower;
-    for (char c : head) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto at = lower.find("\r\ncontent-length:");
-    if (at == std::string::npos) return 0;
-    return std::stoul(head.substr(at + 17));
-  }
-
-  bool fill(std::chrono::steady_clock::time_point deadline) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left <= 0ms) return false;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-    char chunk[4096];
-    auto n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n <= 0) {
-      eof_ = true;
-      return false;
-    }
-    buffer_.append(chunk, static_cast<std::size_t>(n));
-    return true;
-  }
-
-  int fd_ = -1;
-  std::string buffer_;
-  bool eof_ = false;
-};
+using rr::test::RawConnection;
 
 std::string url(const rr::http::Server& server, const std::string& path) {
   return "http://127.0.0.1:" + std::to_string(server.port()) + path;
