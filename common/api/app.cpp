@@ -171,10 +171,6 @@ http::Response App::route(const http::Request& request) {
     if (request.method != "GET") return method_not_allowed("GET");
     return ready();
   }
-  if (path == "/metrics") {
-    if (request.method != "GET") return method_not_allowed("GET");
-    return metrics_page();
-  }
   return error_response(404, "invalid_request_error", "No such route.");
 }
 
