@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(simulated_traffic_reaches_every_daemon_within_a_minute) {
   std::string env_path = "/tmp/rr-suite-" + random_suffix() + ".env";
   std::string api_port = std::to_string(free_port());
   std::string mock_port = std::to_string(free_port());
-  // The Procfile's default metrics ports (9100-9103) may be taken on a shared machine.
+  // The Procfile's default metrics ports (9540-9543) may be taken on a shared machine.
   std::string api_metrics_port = std::to_string(free_port());
   {
     std::ofstream env(env_path);
