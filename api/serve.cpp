@@ -15,6 +15,7 @@
 #include "common/base/log.hpp"
 #include "common/cli/exit_codes.hpp"
 #include "common/config/environment.hpp"
+#include "common/daemon/metrics_endpoint.hpp"
 #include "common/daemon/systemd_notify.hpp"
 #include "common/http/client.hpp"
 #include "common/http/server.hpp"
@@ -107,6 +108,9 @@ int run_server() {
                           {"workers", settings.worker_threads},
                           {"io_threads", settings.io_threads},
                           {"pool_size", settings.database_pool_size}});
+  // Before READY=1, so a busy METRICS_PORT stops the start rather than going unnoticed.
+  daemon::MetricsEndpoint metrics(settings.metrics_address, settings.metrics_port,
+                                  [&app] { return app.metrics_page().body; });
   daemon::notify_ready();
   HealthWatchdog watchdog(settings.bind_address, server.port());
 

@@ -376,9 +376,10 @@ bool parses_as_prometheus_text(const std::string& page) {
 }
 }  // namespace
 
+// The page METRICS_PORT serves (api/serve.cpp); the public port answers /metrics with a 404.
 BOOST_FIXTURE_TEST_CASE(metrics_parse_and_move_with_traffic, RideFixture) {
   const std::string created = "rocket_rides_http_requests_total{route=\"/rides\",method=\"POST\",status=\"201\"}";
-  auto before = get("/metrics");
+  auto before = app->metrics_page();
   BOOST_TEST(before.status == 200);
   BOOST_TEST(before.content_type.starts_with("text/plain"));
   BOOST_TEST(parses_as_prometheus_text(before.body));
@@ -387,7 +388,7 @@ BOOST_FIXTURE_TEST_CASE(metrics_parse_and_move_with_traffic, RideFixture) {
   auto key = new_key();
   BOOST_REQUIRE(post_ride(key).status == 201);
   BOOST_REQUIRE(post_ride(key).status == 201);
-  auto after = get("/metrics");
+  auto after = app->metrics_page();
   BOOST_TEST(parses_as_prometheus_text(after.body));
   BOOST_TEST(sample(after.body, created) == created_before + 2);
   BOOST_TEST(sample(after.body, "rocket_rides_replays_total") == replays_before + 1);
@@ -395,6 +396,18 @@ BOOST_FIXTURE_TEST_CASE(metrics_parse_and_move_with_traffic, RideFixture) {
   BOOST_TEST(after.body.find("rocket_rides_http_request_duration_seconds_bucket{route=\"/rides\",le=\"+Inf\"}") !=
              std::string::npos);
   BOOST_TEST(sample(after.body, "rocket_rides_db_pool_connections{state=\"max\"}") == 24);
+}
+
+BOOST_FIXTURE_TEST_CASE(metrics_are_not_served_on_the_public_routes, RideFixture) {
+  for (const char* method : {"GET", "HEAD", "POST"}) {
+    rr::http::Request request;
+    request.method = method;
+    request.target = request.path = "/metrics";
+    auto r = app->handle(request);
+    BOOST_TEST(r.status == 404, method << ": " << r.body);
+    BOOST_TEST(r.body.find("rocket_rides_") == std::string::npos);
+    BOOST_TEST(error_type(r) == "invalid_request_error");
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

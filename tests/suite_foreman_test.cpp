@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/auth/users.hpp"
+#include "common/http/client.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_database.hpp"
@@ -22,6 +23,15 @@ using namespace rr::test;
 using rr::test::RedisServer;
 
 namespace {
+
+// A GET that reports a transport failure as status 0, so the test goes on to stop foreman.
+rr::http::ClientResponse http_get(const std::string& url) {
+  try {
+    return rr::http::send({"GET", url, {}, "", std::chrono::seconds(5)});
+  } catch (const rr::http::TransportError& e) {
+    return {0, {}, e.what()};
+  }
+}
 
 // With this process a subreaper, anything foreman leaves behind becomes our child. Foreman may
 // exit while its children are still finishing their graceful stop: reap them as they exit, and
@@ -83,6 +93,8 @@ BOOST_AUTO_TEST_CASE(simulated_traffic_reaches_every_daemon_within_a_minute) {
   std::string env_path = "/tmp/rr-suite-" + random_suffix() + ".env";
   std::string api_port = std::to_string(free_port());
   std::string mock_port = std::to_string(free_port());
+  // The Procfile's default metrics ports (9540-9543) may be taken on a shared machine.
+  std::string api_metrics_port = std::to_string(free_port());
   {
     std::ofstream env(env_path);
     env << "DATABASE_URL=" << db.url() << "\nREDIS_URL=" << redis.url() << "\nAPI_PORT=" << api_port
@@ -91,7 +103,9 @@ BOOST_AUTO_TEST_CASE(simulated_traffic_reaches_every_daemon_within_a_minute) {
         << "\nSTRIPE_TIMEOUT=1\nIDEMPOTENCY_KEY_LOCK_TIMEOUT=2"
         << "\nCOMPLETER_MIN_AGE=2\nCOMPLETER_LAST_RUN_THRESHOLD=1\nCOMPLETER_IDLE_SLEEP=0.5"
         << "\nMOCK_FAILURE_RATE=0.4\nSIMULATOR_API_URL=http://127.0.0.1:" << api_port << "\nSIMULATOR_TOKEN=" << token
-        << "\nSIMULATOR_RATE=10\nSIMULATOR_ABANDON_RATE=0.6\nSIMULATOR_CONCURRENCY=4\n";
+        << "\nSIMULATOR_RATE=10\nSIMULATOR_ABANDON_RATE=0.6\nSIMULATOR_CONCURRENCY=4"
+        << "\nAPI_METRICS_PORT=" << api_metrics_port << "\nENQUEUER_METRICS_PORT=" << free_port()
+        << "\nCOMPLETER_METRICS_PORT=" << free_port() << "\nREAPER_METRICS_PORT=" << free_port() << "\n";
   }
 
   ChildProcess foreman({"/usr/bin/foreman", "start", "-f", std::string(ROCKET_RIDES_SOURCE_DIR) + "/Procfile", "-e",
@@ -106,6 +120,9 @@ BOOST_AUTO_TEST_CASE(simulated_traffic_reaches_every_daemon_within_a_minute) {
     jobs = jobs || redis.cli({"llen", "queue:default"}) != "0\n";
     completed = completed || std::regex_search(foreman.output(), completed_line);
   }
+  // The Procfile gives the API its metrics port; the public port keeps /metrics to itself.
+  auto metrics = http_get("http://127.0.0.1:" + api_metrics_port + "/metrics");
+  auto public_metrics = http_get("http://127.0.0.1:" + api_port + "/metrics");
   foreman.signal(SIGTERM);
   auto status = foreman.wait(std::chrono::seconds(40));
   auto logs = foreman.output();
@@ -117,6 +134,9 @@ BOOST_AUTO_TEST_CASE(simulated_traffic_reaches_every_daemon_within_a_minute) {
   BOOST_TEST(jobs, "no job reached Redis");
   BOOST_TEST(completed, "the completer finished no abandoned request");
   BOOST_TEST(status.has_value(), "foreman did not stop");
+  BOOST_TEST(metrics.status == 200);
+  BOOST_TEST(metrics.body.find("rocket_rides_http_requests_total{route=\"/rides\"") != std::string::npos);
+  BOOST_TEST(public_metrics.status == 404);
   BOOST_TEST(logs.find(token) == std::string::npos, "a token was logged");
   if (!(rides && jobs && completed)) BOOST_TEST_MESSAGE(logs.substr(logs.size() > 6000 ? logs.size() - 6000 : 0));
   std::remove(env_path.c_str());

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/api/api_error.hpp"
+#include "common/api/metric_labels.hpp"
 #include "common/api/request_parsing.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
@@ -26,35 +27,28 @@ std::string request_id_for(const http::Request& request) {
   return fast_uuid();
 }
 
-// A bounded label set: ids never become label values.
-std::string route_label(const http::Request& request) {
-  const std::string& path = request.path;
-  if (path == "/rides" || path == "/healthz" || path == "/readyz" || path == "/metrics") return path;
-  if (path.starts_with("/rides/")) return "/rides/{id}";
-  return "other";
-}
-
 // The registry builds label text under its lock on every lookup; a request's series repeat, so each
-// thread remembers the ones it used (the registry's series live as long as the process).
-metrics::Counter& requests_counter(const std::string& route, const std::string& method, int status) {
+// thread remembers the ones it used (the registry's series live as long as the process). Labels
+// come from closed sets (metric_labels.hpp), so these caches stay small.
+metrics::Counter& requests_counter(std::string_view route, std::string_view method, int status) {
   thread_local std::unordered_map<std::string, metrics::Counter*> cache;
-  std::string key = route + ' ' + method + ' ' + std::to_string(status);
-  if (cache.size() > 512) cache.clear();  // methods come from clients: keep the memory bounded
+  std::string status_text = std::to_string(status);
+  std::string key = std::string(route) + ' ' + std::string(method) + ' ' + status_text;
   auto& slot = cache[key];
   if (!slot) {
     slot = &metrics::default_registry().counter(
         "rocket_rides_http_requests_total", "HTTP requests by route, method and status.",
-        {{"route", route}, {"method", method}, {"status", std::to_string(status)}});
+        {{"route", std::string(route)}, {"method", std::string(method)}, {"status", status_text}});
   }
   return *slot;
 }
 
-metrics::Histogram& duration_histogram(const std::string& route) {
-  thread_local std::unordered_map<std::string, metrics::Histogram*> cache;  // routes are a fixed set
+metrics::Histogram& duration_histogram(std::string_view route) {
+  thread_local std::unordered_map<std::string_view, metrics::Histogram*> cache;  // static label texts
   auto& slot = cache[route];
   if (!slot) {
     slot = &metrics::default_registry().histogram("rocket_rides_http_request_duration_seconds",
-                                                  "HTTP request duration.", {{"route", route}});
+                                                  "HTTP request duration.", {{"route", std::string(route)}});
   }
   return *slot;
 }
@@ -136,8 +130,8 @@ http::Response App::finish(const http::Request& request, http::Response response
   response.with_header("X-Request-Id", request_id);
   bool replayed = response.header("Idempotent-Replayed").has_value();
   auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-  std::string route = route_label(request);
-  requests_counter(route, request.method, response.status).inc();
+  std::string_view route = route_label(request);
+  requests_counter(route, method_label(request.method), response.status).inc();
   duration_histogram(route).observe(static_cast<double>(elapsed.count()) / 1e6);
   auto& registry = metrics::default_registry();
   if (replayed) {
@@ -185,10 +179,6 @@ http::Response App::route(const http::Request& request) {
   if (path == "/readyz") {
     if (request.method != "GET") return method_not_allowed("GET");
     return ready();
-  }
-  if (path == "/metrics") {
-    if (request.method != "GET") return method_not_allowed("GET");
-    return metrics_page();
   }
   return error_response(404, "invalid_request_error", "No such route.");
 }

@@ -34,6 +34,10 @@ class App {
   // drain before a graceful stop.
   void stop_being_ready() { draining_ = true; }
 
+  // The Prometheus page: the process-wide registry plus this App's pool. Served on METRICS_PORT
+  // (api/serve.cpp), never on the public port, where /metrics is a 404 like any unknown path.
+  http::Response metrics_page();
+
   db::ConnectionPool& pool() { return pool_; }
   const ApiSettings& settings() const { return settings_; }
 
@@ -51,7 +55,6 @@ class App {
   http::Response get_ride(const http::Request& request, std::string_view id);
   http::Response list_rides(const http::Request& request);
   http::Response ready();
-  http::Response metrics_page();
   auth::User authenticate(const http::Request& request);
 
   ApiSettings settings_;

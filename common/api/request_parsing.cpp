@@ -1,13 +1,11 @@
 // Header, form and JSON parsing for the rides API.
 #include "common/api/request_parsing.hpp"
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-
 #include <map>
 #include <vector>
 
 #include "common/api/api_error.hpp"
+#include "common/api/strict_json.hpp"
 #include "common/auth/tokens.hpp"
 #include "common/config/environment.hpp"
 #include "common/http/client.hpp"
@@ -30,6 +28,8 @@ double checked_coordinate(const std::string& name, double value) {
   return value;
 }
 
+// The one rule for a coordinate's text, whether it came in a form field, a JSON string or a JSON
+// number: [-+]digits[.digits], no exponent, finite, in range.
 double coordinate_from_text(const std::string& name, const std::string& text) {
   if (text.empty()) throw invalid_param(name, "is empty");
   auto value = config::parse_finite_decimal(text);
@@ -67,25 +67,16 @@ rides::RideParams from_form(const std::string& body) {
 }
 
 rides::RideParams from_json(const std::string& body) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(body.c_str(), body.size());
-  if (doc.HasParseError()) {
-    throw ApiError(400, "invalid_request_error",
-                   std::string("The JSON body is malformed: ") + rapidjson::GetParseError_En(doc.GetParseError()));
-  }
+  rapidjson::Document doc = parse_strict_json(body);
   if (!doc.IsObject()) throw ApiError(400, "invalid_request_error", "The JSON body must be an object.");
   double out[4];
   for (int i = 0; i < 4; ++i) {
     std::string name = kParamNames[i];
     auto it = doc.FindMember(kParamNames[i]);
     if (it == doc.MemberEnd() || it->value.IsNull()) throw invalid_param(name, "is required");
-    if (it->value.IsNumber()) {
-      out[i] = checked_coordinate(name, it->value.GetDouble());
-    } else if (it->value.IsString()) {
-      out[i] = coordinate_from_text(name, std::string(it->value.GetString(), it->value.GetStringLength()));
-    } else {
-      throw invalid_param(name, "must be a finite decimal number");
-    }
+    // Numbers arrive as their text, so a JSON number and a JSON string meet the form's rule.
+    if (!it->value.IsString()) throw invalid_param(name, "must be a finite decimal number");
+    out[i] = coordinate_from_text(name, std::string(it->value.GetString(), it->value.GetStringLength()));
   }
   return {out[0], out[1], out[2], out[3]};
 }
@@ -136,6 +127,18 @@ std::string parse_idempotency_key(const http::Request& request) {
   } else {
     key = std::string(raw);
   }
+  // Whitespace is printable ASCII, but a key of nothing else (bare, or quoted as "" or "   ") is no
+  // key at all: a client whose key variable came out empty must not share one with every other.
+  if (key.find_first_not_of(" \t") == std::string::npos) {
+    throw ApiError(400, "invalid_request_error", "The Idempotency-Key must not be blank.");
+  }
+  // A proxy joins repeated headers with commas (RFC 9110 section 5.3): "a,b" is two keys, and
+  // acting on either one could run a request twice. A key with a comma is refused in both forms,
+  // so a key means the same whichever form carried it.
+  if (key.find(',') != std::string::npos) {
+    throw ApiError(400, "invalid_request_error",
+                   "Send exactly one Idempotency-Key: the header holds a comma-separated list.");
+  }
   if (key.size() < kMinIdempotencyKeyLength || key.size() > kMaxIdempotencyKeyLength) {
     throw ApiError(400, "invalid_request_error",
                    "The Idempotency-Key must be 20 to 255 characters long (got " + std::to_string(key.size()) + ").");
@@ -162,10 +165,14 @@ std::optional<std::string> query_param(const http::Request& request, std::string
   if (!http::form_decode(request.query, fields)) {
     throw ApiError(400, "invalid_request_error", "The query string is malformed.");
   }
+  std::optional<std::string> found;
   for (auto& [key, value] : fields) {
-    if (key == name) return value;
+    if (key != name) continue;
+    // Which of two values counts differs between proxies, caches and frameworks: refuse to guess.
+    if (found) throw ApiError(400, "invalid_request_error", "The query parameter " + key + " is given more than once.");
+    found = std::move(value);
   }
-  return std::nullopt;
+  return found;
 }
 
 }  // namespace rr::api

@@ -18,12 +18,16 @@ inline constexpr std::size_t kMaxIdempotencyKeyLength = 255;  // the schema's CH
 // The bearer token from `Authorization: Bearer <token>`; throws ApiError 401 when absent/malformed.
 std::string parse_bearer_token(const http::Request& request);
 // The Idempotency-Key header, bare (as Stripe's clients send it) or as a quoted Structured Field
-// string (as the IETF draft writes it). Throws ApiError 400 when missing, repeated or invalid.
+// string (as the IETF draft writes it). Throws ApiError 400 when missing, repeated (as two
+// headers or a comma-separated list in one), blank (also "" or "  " quoted) or otherwise invalid.
 std::string parse_idempotency_key(const http::Request& request);
-// The four coordinates from a form-encoded or JSON body. Throws ApiError 400 (unreadable body),
-// 415 (other content types) or 422 (missing, not a finite decimal number, out of range).
+// The four coordinates from a form-encoded or JSON body, every number under one rule (form
+// fields, JSON strings and JSON numbers alike: [-+]digits[.digits]). Throws ApiError 400
+// (unreadable body; JSON that is not UTF-8 or repeats a key), 415 (other content types) or 422
+// (missing, repeated form field, not a finite decimal number, out of range).
 rides::RideParams parse_ride_params(const http::Request& request);
-// A query parameter's value, decoded; nothing when absent. Throws ApiError 400 when malformed.
+// A query parameter's value, decoded; nothing when absent. Throws ApiError 400 when the query
+// is malformed or names this parameter more than once.
 std::optional<std::string> query_param(const http::Request& request, std::string_view name);
 
 }  // namespace rr::api

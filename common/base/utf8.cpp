@@ -37,6 +37,15 @@ std::size_t sequence_length(std::string_view text) {
   return length;
 }
 
+bool is_valid(std::string_view text) {
+  while (!text.empty()) {
+    std::size_t length = sequence_length(text);
+    if (length == 0) return false;
+    text.remove_prefix(length);
+  }
+  return true;
+}
+
 bool is_c1_control(std::string_view sequence) {
   return sequence.size() == 2 && static_cast<unsigned char>(sequence[0]) == 0xC2 &&
          static_cast<unsigned char>(sequence[1]) < 0xA0;

@@ -8,15 +8,16 @@
 
 namespace rr::daemon {
 
-MetricsEndpoint::MetricsEndpoint(const std::string& address, std::uint16_t port) {
+MetricsEndpoint::MetricsEndpoint(const std::string& address, std::uint16_t port, Page page) {
   if (port == 0) return;
+  if (!page) page = [] { return metrics::default_registry().render(); };
   http::ServerOptions options;
   options.address = address;
   options.port = port;
   options.worker_threads = 1;  // scrapes are rare and cheap
-  server_ = std::make_unique<http::Server>(options, [](const http::Request& request) {
+  server_ = std::make_unique<http::Server>(options, [page = std::move(page)](const http::Request& request) {
     if (request.method == "GET" && request.path == "/metrics") {
-      return http::Response{200, "text/plain; version=0.0.4", {}, metrics::default_registry().render()};
+      return http::Response{200, "text/plain; version=0.0.4", {}, page()};
     }
     if (request.method == "GET" && request.path == "/healthz") {
       return http::Response{200, "application/json", {}, "{\"status\":\"ok\"}"};

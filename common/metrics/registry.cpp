@@ -20,6 +20,9 @@ std::string with_label(const std::string& labels, const std::string& extra) {
   return labels.substr(0, labels.size() - 1) + "," + extra + "}";
 }
 
+// One per family at most, outside max_series: it exists only once the bound was hit.
+const std::string kOverflowLabels = "{overflow=\"true\"}";
+
 }  // namespace
 
 void Counter::inc(double amount) {
@@ -81,9 +84,22 @@ Registry::Family& Registry::family(const std::string& name, const std::string& h
   return it->second;
 }
 
+template <typename Series>
+std::string Registry::series_key(const std::map<std::string, Series>& series, const Labels& labels) {
+  std::string key = format_labels(labels);
+  if (series.contains(key)) return key;
+  if (key.size() <= limits_.max_labels_length && series_ < limits_.max_series) {
+    ++series_;
+    return key;
+  }
+  ++overflowed_;
+  return kOverflowLabels;
+}
+
 Counter& Registry::counter(const std::string& name, const std::string& help, const Labels& labels) {
   std::lock_guard lock(mutex_);
-  auto& slot = family(name, help, "counter").counters[format_labels(labels)];
+  auto& counters = family(name, help, "counter").counters;
+  auto& slot = counters[series_key(counters, labels)];
   if (!slot) slot = std::make_unique<Counter>();
   return *slot;
 }
@@ -91,14 +107,16 @@ Counter& Registry::counter(const std::string& name, const std::string& help, con
 Histogram& Registry::histogram(const std::string& name, const std::string& help, const Labels& labels,
                                std::vector<double> bounds) {
   std::lock_guard lock(mutex_);
-  auto& slot = family(name, help, "histogram").histograms[format_labels(labels)];
+  auto& histograms = family(name, help, "histogram").histograms;
+  auto& slot = histograms[series_key(histograms, labels)];
   if (!slot) slot = std::make_unique<Histogram>(std::move(bounds));
   return *slot;
 }
 
 Gauge& Registry::gauge(const std::string& name, const std::string& help, const Labels& labels) {
   std::lock_guard lock(mutex_);
-  auto& slot = family(name, help, "gauge").set_gauges[format_labels(labels)];
+  auto& gauges = family(name, help, "gauge").set_gauges;
+  auto& slot = gauges[series_key(gauges, labels)];
   if (!slot) slot = std::make_unique<Gauge>();
   return *slot;
 }
@@ -106,7 +124,22 @@ Gauge& Registry::gauge(const std::string& name, const std::string& help, const L
 void Registry::gauge(const std::string& name, const std::string& help, const Labels& labels,
                      std::function<double()> read) {
   std::lock_guard lock(mutex_);
-  family(name, help, "gauge").gauges[format_labels(labels)] = std::move(read);
+  auto& gauges = family(name, help, "gauge").gauges;
+  std::string key = series_key(gauges, labels);
+  // Two readings cannot be folded into one: a refused read-on-scrape gauge is dropped (and
+  // counted), and never replaces one already there.
+  if (key == kOverflowLabels) return;
+  gauges[key] = std::move(read);
+}
+
+std::size_t Registry::series() const {
+  std::lock_guard lock(mutex_);
+  return series_;
+}
+
+std::uint64_t Registry::overflowed() const {
+  std::lock_guard lock(mutex_);
+  return overflowed_;
 }
 
 std::string Registry::render() const {
@@ -121,6 +154,12 @@ std::string Registry::render() const {
     for (const auto& [labels, gauge] : fam.set_gauges)
       out += name + labels + " " + format_number(gauge->value()) + "\n";
   }
+  // Rendered rather than registered: the count of refused series must not need a series itself.
+  out +=
+      "# HELP rocket_rides_metrics_series_overflow_total Metric series refused by the registry's bounds and "
+      "folded into an overflow series.\n# TYPE rocket_rides_metrics_series_overflow_total counter\n"
+      "rocket_rides_metrics_series_overflow_total " +
+      std::to_string(overflowed_) + "\n";
   return out;
 }
 
