@@ -411,15 +411,16 @@ stop_all() {
 write_pgbouncer_site() {
   local pgb=$dir/pgbouncer
   mkdir -p "$pgb"
-  # The site file: what is this cluster's; the policy is deploy/pgbouncer.ini, included first
-  # and unchanged. CLUSTER_PGBOUNCER_OVERRIDES (optional, "key = value" lines) is appended for
+  # The site file: what is this cluster's; the policy is deploy/pgbouncer.ini, included
+  # unchanged. CLUSTER_PGBOUNCER_OVERRIDES (optional, "key = value" lines) is appended for
   # experiments only, e.g. "pool_mode = session" for binaries that cannot yet run unprepared.
   {
-    echo "; Written by scripts/cluster.sh for this cluster only. The pooling policy is the deploy file."
-    echo "%include $repo/deploy/pgbouncer.ini"
+    echo "; Written by scripts/cluster.sh for this cluster only. The pooling policy is the deploy"
+    echo "; file, included right under the one [pgbouncer] header (a second header would reset it)."
     echo "[databases]"
     echo "rocket_rides = host=127.0.0.1 port=${PG_PORT} dbname=rocket_rides"
     echo "[pgbouncer]"
+    echo "%include $repo/deploy/pgbouncer.ini"
     echo "listen_addr = 127.0.0.1"
     echo "listen_port = ${PGBOUNCER_PORT}"
     echo "unix_socket_dir = $pgb"
@@ -448,6 +449,26 @@ on_start_exit() {
     say "start failed: stopping what was started"
     stop_all
   fi
+}
+
+check_pgbouncer_policy() {
+  # Every key deploy/pgbouncer.ini sets must be in force (SHOW CONFIG), unless an experiment
+  # overrides it: an inclusion that goes wrong (a second [pgbouncer] header) fails silently.
+  local key value actual bad=0
+  local shown
+  shown=$(psql -X -At -h 127.0.0.1 -p "$PGBOUNCER_PORT" -U postgres -d pgbouncer -c 'SHOW CONFIG') ||
+    die "cannot read SHOW CONFIG from PgBouncer"
+  while IFS='=' read -r key value; do
+    key=${key//[[:space:]]/}
+    value=$(echo "$value" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+    if printf '%s\n' "${CLUSTER_PGBOUNCER_OVERRIDES:-}" | grep -q "^[[:space:]]*${key}[[:space:]]*="; then continue; fi
+    actual=$(printf '%s\n' "$shown" | awk -F'|' -v k="$key" '$1 == k { print $2 }')
+    if [ "$actual" != "$value" ]; then
+      say "PgBouncer runs $key = '$actual', deploy/pgbouncer.ini says '$value'"
+      bad=1
+    fi
+  done < <(grep -E '^[a-z_]+[[:space:]]*=' "$repo/deploy/pgbouncer.ini")
+  [ "$bad" = 0 ] || die "PgBouncer does not run the policy of deploy/pgbouncer.ini"
 }
 
 start_all() {
@@ -508,6 +529,7 @@ start_all() {
 
   say "starting PgBouncer on $PGBOUNCER_PORT (PostgreSQL on $PG_PORT)"
   start_member pgbouncer
+  check_pgbouncer_policy
 
   say "migrating through PgBouncer"
   app_env
