@@ -1,11 +1,14 @@
-// The server's lifecycle: configure, listen, tell systemd, wait for a signal, drain, exit.
+// The server's lifecycle: configure, listen, tell systemd, wait for a signal, drain (/readyz 503
+// while still serving), stop accepting, finish in-flight requests, exit.
 #include "api/serve.hpp"
 
 #include <signal.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "common/api/app.hpp"
@@ -65,6 +68,24 @@ class HealthWatchdog {
   std::thread thread_;
 };
 
+// A second SIGTERM/SIGINT, during the drain or while in-flight requests finish, exits at once:
+// the operator (or systemd's final signal) has decided not to wait.
+void exit_on_a_second_signal(sigset_t stop_signals) {
+  std::thread([stop_signals]() mutable {
+    int again = 0;
+    sigwait(&stop_signals, &again);
+    log::warn("second signal: exiting now", {{"signal", again}});
+    std::_Exit(cli::kExitFailure);
+  }).detach();
+}
+
+// "2", "0.5", "2.25": the drain as an operator wrote it in SHUTDOWN_DRAIN.
+std::string seconds_text(std::chrono::milliseconds duration) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(duration.count()) / 1000.0);
+  return buf;
+}
+
 }  // namespace
 
 int run_server() {
@@ -91,18 +112,18 @@ int run_server() {
 
   int signo = 0;
   sigwait(&stop_signals, &signo);
+  daemon::notify_stopping();
+  exit_on_a_second_signal(stop_signals);
+  if (settings.shutdown_drain.count() > 0) {
+    app.stop_being_ready();
+    server.close_connections_after_each_answer();
+    log::info("draining: /readyz answers 503 for " + seconds_text(settings.shutdown_drain) + " s",
+              {{"signal", signo}, {"in_flight", server.in_flight()}});
+    std::this_thread::sleep_for(settings.shutdown_drain);
+  }
+  server.stop_accepting();
   log::info("stopping: no new connections, finishing in-flight requests",
             {{"signal", signo}, {"in_flight", server.in_flight()}});
-  daemon::notify_stopping();
-  server.stop_accepting();
-  // A second signal while draining exits at once.
-  std::thread second_signal([stop_signals]() mutable {
-    int again = 0;
-    sigwait(&stop_signals, &again);
-    log::warn("second signal: exiting now", {{"signal", again}});
-    std::_Exit(cli::kExitFailure);
-  });
-  second_signal.detach();
   bool drained = server.wait_idle(settings.shutdown_timeout);
   server.stop();
   if (!drained) {

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     auto settings = rr::maintenance::CompleterSettings::from_env(rr::config::Environment::process());
     rr::daemon::install_stop_handlers(settings.loop.shutdown_timeout);
 
-    rr::db::ConnectionPool pool(settings.database.url, kPoolSize, kCheckoutTimeout);
+    rr::db::ConnectionPool pool(settings.database.url, settings.database.statements, kPoolSize, kCheckoutTimeout);
     rr::payments::StripeClient stripe(settings.payment);
     auto options = settings.completer_options();
     options.stop_requested = rr::daemon::stop_requested;

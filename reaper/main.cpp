@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     auto settings = rr::maintenance::ReaperSettings::from_env(rr::config::Environment::process());
     rr::daemon::install_stop_handlers(settings.loop.shutdown_timeout);
 
-    rr::db::ConnectionPool pool(settings.database.url, kPoolSize, kCheckoutTimeout);
+    rr::db::ConnectionPool pool(settings.database.url, settings.database.statements, kPoolSize, kCheckoutTimeout);
     auto options = settings.reaper_options();
     rr::maintenance::Reaper reaper(pool, options);
 

@@ -141,4 +141,22 @@ BOOST_AUTO_TEST_CASE(api_threads_and_response_memory_have_defaults_and_bounds) {
              }) == "API_IO_THREADS");
 }
 
+BOOST_AUTO_TEST_CASE(shutdown_drain_is_seconds_between_0_and_3600_and_off_by_default) {
+  std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
+  auto with = [&](std::map<std::string, std::string> extra) {
+    extra.insert(base.begin(), base.end());
+    return Environment::from_map(extra);
+  };
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({})).shutdown_drain.count() == 0);
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({{"SHUTDOWN_DRAIN", "10"}})).shutdown_drain.count() == 10000);
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({{"SHUTDOWN_DRAIN", "0.25"}})).shutdown_drain.count() == 250);
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({{"SHUTDOWN_DRAIN", "3600"}})).shutdown_drain.count() == 3600000);
+  for (const char* bad : {"-1", "3601", "ten", "1e3", "5s"}) {
+    BOOST_TEST(failing_variable([&] {
+                 rr::api::ApiSettings::from_env(with({{"SHUTDOWN_DRAIN", bad}}));
+               }) == "SHUTDOWN_DRAIN",
+               "value " << bad);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

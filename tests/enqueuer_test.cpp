@@ -56,8 +56,12 @@ struct Fixture {
   }
 
   EnqueuerConfig config(std::int64_t batch_size = 100) const {
-    auto env = rr::config::Environment::from_map(
-        {{"DATABASE_URL", database().url()}, {"REDIS_URL", redis_url}, {"ENQUEUER_QUEUE", queue}});
+    auto env =
+        rr::config::Environment::from_map({{"DATABASE_URL", database().url()},
+                                           {"DATABASE_PREPARED_STATEMENTS", database().prepared_statements_setting()},
+                                           {"LISTEN_DATABASE_URL", database().direct_url()},
+                                           {"REDIS_URL", redis_url},
+                                           {"ENQUEUER_QUEUE", queue}});
     auto result = EnqueuerConfig::from_env(env);
     result.loop.batch_size = batch_size;
     return result;
@@ -93,6 +97,7 @@ struct Fixture {
 
   rr::test::EnvChanges binary_env() const {
     return {{"DATABASE_URL", database().url()},
+            {"LISTEN_DATABASE_URL", database().direct_url()},
             {"REDIS_URL", redis_url},
             {"ENQUEUER_QUEUE", queue},
             {"NOTIFY_SOCKET", std::nullopt}};

@@ -418,6 +418,39 @@ BOOST_AUTO_TEST_CASE(stop_accepting_closes_idle_kept_alive_connections) {
   BOOST_TEST(connection.closed_by_peer(2000ms));
 }
 
+BOOST_AUTO_TEST_CASE(after_close_connections_after_each_answer_the_server_still_accepts_but_closes_after_answering) {
+  rr::http::Server server(
+      small_options(), [](const Request& request) { return text("worker " + request.path); },
+      [](const Request& request) -> std::optional<Response> {
+        if (request.path == "/memory") return text("memory");
+        return std::nullopt;
+      });
+  server.start();
+  RawConnection kept(server.port());
+  kept.send("GET /before HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string before = kept.read_response();
+  BOOST_TEST(before.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(before.find("Connection: close") == std::string::npos);
+
+  server.close_connections_after_each_answer();
+  // The kept-alive connection's next answer says close, then the server closes it.
+  kept.send("GET /during HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string during = kept.read_response();
+  BOOST_TEST(during.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(during.ends_with("worker /during"));
+  BOOST_TEST(during.find("Connection: close") != std::string::npos);
+  BOOST_TEST(kept.closed_by_peer());
+  // New connections are still accepted and answered, from memory too, each closed after.
+  for (const char* path : {"/fresh", "/memory"}) {
+    RawConnection fresh(server.port());
+    fresh.send(std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string answer = fresh.read_response();
+    BOOST_TEST(answer.starts_with("HTTP/1.1 200"), path);
+    BOOST_TEST(answer.find("Connection: close") != std::string::npos, path);
+    BOOST_TEST(fresh.closed_by_peer(), path);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(the_drop_marker_closes_the_connection_without_a_response) {
   std::atomic<int> calls{0};
   rr::http::Server server(small_options(), [&](const Request&) {

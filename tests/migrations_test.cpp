@@ -42,6 +42,17 @@ BOOST_AUTO_TEST_CASE(two_migrators_at_once_apply_each_migration_once) {
              std::to_string(rr::db::embedded_migrations().size()));
 }
 
+BOOST_AUTO_TEST_CASE(no_advisory_lock_outlives_a_migrator) {
+  // A session lock would stay behind on a server session a transaction-pooling PgBouncer hands
+  // to the next client, and block the next migrator forever.
+  TestDatabase db(/*migrated=*/false);
+  for (int round = 0; round < 3; ++round) {
+    pqxx::connection conn(db.url());
+    rr::db::migrate(conn, rr::db::embedded_migrations());
+    BOOST_TEST(db.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == "0");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(migrations_are_numbered_in_increasing_order) {
   const auto& all = rr::db::embedded_migrations();
   BOOST_REQUIRE(!all.empty());

@@ -69,7 +69,8 @@ BOOST_AUTO_TEST_CASE(env_example_documents_every_variable_the_code_reads) {
   for (const char* variable :
        {"DATABASE_URL", "REDIS_URL", "PORT", "STRIPE_API_BASE", "STRIPE_API_KEY", "STRIPE_TIMEOUT",
         "IDEMPOTENCY_KEY_LOCK_TIMEOUT", "COMPLETER_MIN_AGE", "COMPLETER_LAST_RUN_THRESHOLD", "REAPER_MAX_AGE",
-        "ENQUEUER_BATCH_SIZE", "COMPLETER_BATCH_SIZE", "REAPER_BATCH_SIZE", "SHUTDOWN_TIMEOUT", "METRICS_PORT"}) {
+        "ENQUEUER_BATCH_SIZE", "COMPLETER_BATCH_SIZE", "REAPER_BATCH_SIZE", "SHUTDOWN_TIMEOUT", "SHUTDOWN_DRAIN",
+        "METRICS_PORT"}) {
     BOOST_TEST(example.find(variable) != std::string::npos, variable);
   }
 }

@@ -16,7 +16,7 @@ namespace {
 
 struct RunnerFixture {
   TestDatabase db;
-  rr::db::ConnectionPool pool{db.url(), 4, std::chrono::seconds(5)};
+  rr::db::ConnectionPool pool{db.url(), db.statement_mode(), 4, std::chrono::seconds(5)};
   std::int64_t user_id = 0;
 
   RunnerFixture() {
@@ -228,7 +228,7 @@ BOOST_AUTO_TEST_CASE(a_crash_inside_the_first_phase_leaves_no_key_behind) {
 
 BOOST_AUTO_TEST_CASE(a_new_key_needs_one_connection_per_phase_not_two) {
   // With a pool of one, a second checkout while the creating transaction is open would time out.
-  rr::db::ConnectionPool one{db.url(), 1, std::chrono::milliseconds(500)};
+  rr::db::ConnectionPool one{db.url(), db.statement_mode(), 1, std::chrono::milliseconds(500)};
   int calls = 0;
   idem::PhaseRunner runner(one);
   auto acquired = begin_new_key(one);
@@ -242,7 +242,7 @@ BOOST_AUTO_TEST_CASE(begin_key_answers_a_finished_key_as_a_replay_and_keeps_no_t
   idem::PhaseRunner runner(pool);
   auto acquired = begin_new_key(pool);
   runner.run(counting_flow(calls), std::move(acquired.key), std::move(acquired.section));
-  rr::db::ConnectionPool one{db.url(), 1, std::chrono::milliseconds(500)};
+  rr::db::ConnectionPool one{db.url(), db.statement_mode(), 1, std::chrono::milliseconds(500)};
   auto again = idem::begin_key(one.acquire(), {user_id, "generic-key-000000000002", "POST", "/things", "{}", ""},
                                std::chrono::seconds(90));
   BOOST_REQUIRE(std::holds_alternative<idem::Replay>(again));

@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(tokens_are_random_and_well_formed) {
 BOOST_AUTO_TEST_CASE(created_token_authenticates_and_only_its_hash_is_stored) {
   TestDatabase db;
   auto created = rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");
-  rr::db::ConnectionPool pool(db.url(), 1, std::chrono::seconds(5));
+  rr::db::ConnectionPool pool(db.url(), db.statement_mode(), 1, std::chrono::seconds(5));
   auto lease = pool.acquire();
   auto user = rr::auth::authenticate(lease, created.token);
   BOOST_REQUIRE(user.has_value());
@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(created_token_authenticates_and_only_its_hash_is_stored) {
 BOOST_AUTO_TEST_CASE(wrong_token_is_rejected) {
   TestDatabase db;
   auto created = rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");
-  rr::db::ConnectionPool pool(db.url(), 1, std::chrono::seconds(5));
+  rr::db::ConnectionPool pool(db.url(), db.statement_mode(), 1, std::chrono::seconds(5));
   auto lease = pool.acquire();
   auto other = rr::auth::generate_token();
   BOOST_TEST(!rr::auth::authenticate(lease, other).has_value());
@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(the_cache_never_grows_past_its_bound) {
 BOOST_AUTO_TEST_CASE(a_revoked_token_stops_working_once_its_entry_expires) {
   TestDatabase db;
   auto created = rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");
-  rr::db::ConnectionPool pool(db.url(), 1, std::chrono::seconds(5));
+  rr::db::ConnectionPool pool(db.url(), db.statement_mode(), 1, std::chrono::seconds(5));
   rr::auth::TokenCache cache(10, std::chrono::milliseconds(100));
   auto lease = pool.acquire();
   BOOST_TEST(rr::auth::authenticate_cached(cache, lease, created.token).has_value());

@@ -19,6 +19,7 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.io_threads = static_cast<std::size_t>(
       env.integer("API_IO_THREADS", std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 8), 1, 64));
   settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
+  settings.shutdown_drain = env.seconds("SHUTDOWN_DRAIN", 0, 0, 3600);
   settings.token_cache_ttl = env.seconds("TOKEN_CACHE_TTL", 30, 0, 3600);
   settings.response_cache_ttl = env.seconds("RESPONSE_CACHE_TTL", 60, 0, 3600);
   settings.response_cache_size = static_cast<std::size_t>(env.integer("RESPONSE_CACHE_SIZE", 10000, 0, 10000000));

@@ -19,6 +19,10 @@ struct ApiSettings {
   std::size_t worker_threads = 32;             // API_WORKERS: handlers may wait on the provider
   std::size_t io_threads = 2;                  // API_IO_THREADS: sockets, parsing, replays from memory
   std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT, default 25 s
+  // SHUTDOWN_DRAIN seconds, default 0: after SIGTERM, how long /readyz answers 503 while everything
+  // else is still served, so a load balancer's health checks take the server out of rotation
+  // before it stops accepting. 0 keeps Ctrl-C under foreman instant.
+  std::chrono::milliseconds shutdown_drain{0};
   // TOKEN_CACHE_TTL seconds, default 30: how long a token's user is remembered (0 disables).
   std::chrono::milliseconds token_cache_ttl{30000};
   // RESPONSE_CACHE_TTL seconds, default 60 (0 disables) and RESPONSE_CACHE_SIZE entries, default

@@ -72,7 +72,7 @@ http::Response error_response(int status, const std::string& type, const std::st
 
 App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
     : settings_(settings),
-      pool_(settings.database.url, settings.database_pool_size, std::chrono::seconds(5)),
+      pool_(settings.database.url, settings.database.statements, settings.database_pool_size, std::chrono::seconds(5)),
       stripe_(settings.payment),
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
@@ -193,6 +193,7 @@ auth::User App::authenticate(const http::Request& request) {
 }
 
 http::Response App::ready() {
+  if (draining_) return error_response(503, "api_error", "Not ready: the server is shutting down.");
   try {
     auto stats = pool_.stats();
     if (stats.in_use >= stats.size && stats.waiting > 0) {

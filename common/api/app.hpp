@@ -2,6 +2,7 @@
 // request ids and the access log. The HTTP server only does I/O around it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -27,6 +28,11 @@ class App {
   // process saw finish, a validation error); nullopt sends the request on to handle()
   // on a worker. Never blocks, never throws.
   std::optional<http::Response> handle_in_memory(const http::Request& request);
+
+  // From now on /readyz answers 503 whatever the database says, so load balancers take this
+  // process out of rotation while it still serves what they send meanwhile. Thread-safe; for the
+  // drain before a graceful stop.
+  void stop_being_ready() { draining_ = true; }
 
   db::ConnectionPool& pool() { return pool_; }
   const ApiSettings& settings() const { return settings_; }
@@ -54,6 +60,7 @@ class App {
   auth::TokenCache tokens_;
   idempotency::FinishedResponses finished_;
   idempotency::PhaseRunner runner_;
+  std::atomic<bool> draining_{false};
 };
 
 // Builds the JSON error response for an ApiError-like failure.

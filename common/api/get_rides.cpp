@@ -25,7 +25,7 @@ http::Response App::get_ride(const http::Request& request, std::string_view id_t
   if (!id || *id <= 0) throw ApiError(404, "invalid_request_error", "No such ride.");
   auto conn = pool_.acquire();
   pqxx::nontransaction tx(conn.conn());
-  auto rows = tx.exec_prepared(conn.prepare(kRideById), *id, user.id);
+  auto rows = conn.exec(tx, kRideById, *id, user.id);
   if (rows.empty()) throw ApiError(404, "invalid_request_error", "No such ride.");
   return http::Response{200, "application/json", {}, rides::ride_body(rides::ride_view_from(rows[0]))};
 }
@@ -48,7 +48,7 @@ http::Response App::list_rides(const http::Request& request) {
   auto conn = pool_.acquire();
   pqxx::nontransaction tx(conn.conn());
   // One extra row tells whether there is a next page.
-  auto rows = tx.exec_prepared(conn.prepare(kRidesPage), user.id, cursor, limit + 1);
+  auto rows = conn.exec(tx, kRidesPage, user.id, cursor, limit + 1);
   std::vector<rides::RideView> page;
   for (const auto& row : rows) {
     if (static_cast<std::int64_t>(page.size()) == limit) break;

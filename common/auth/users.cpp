@@ -55,7 +55,7 @@ std::optional<User> authenticate(db::ConnectionPool::Lease& conn, std::string_vi
   if (!looks_like_token(token)) return std::nullopt;
   pqxx::binarystring hash(sha256(token));
   pqxx::nontransaction tx(conn.conn());
-  auto rows = tx.exec_prepared(conn.prepare(kAuthenticate), hash);
+  auto rows = conn.exec(tx, kAuthenticate, hash);
   if (rows.empty()) return std::nullopt;
   return User{rows[0][0].as<std::int64_t>(), rows[0][1].as<std::string>(), rows[0][2].as<std::string>()};
 }

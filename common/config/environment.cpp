@@ -136,6 +136,14 @@ std::chrono::milliseconds Environment::seconds(const std::string& name, double f
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000.0)));
 }
 
+bool Environment::on_off(const std::string& name, bool fallback) const {
+  auto text = get(name);
+  if (!text) return fallback;
+  if (*text == "on") return true;
+  if (*text == "off") return false;
+  throw ConfigError(name, "must be on or off");
+}
+
 std::string Environment::url(const std::string& name, std::optional<std::string> fallback,
                              std::initializer_list<std::string_view> schemes) const {
   auto text = get(name);

@@ -43,6 +43,8 @@ class Environment {
   double decimal(const std::string& name, double fallback, double min, double max) const;
   // Seconds as a decimal number ("90", "0.25"); bounds are in seconds.
   std::chrono::milliseconds seconds(const std::string& name, double fallback, double min, double max) const;
+  // A switch written `on` or `off` (nothing else, so a typo is not silently read as either).
+  bool on_off(const std::string& name, bool fallback) const;
   // A URL whose scheme is one of `schemes` (e.g. "postgresql://", "postgres://").
   std::string url(const std::string& name, std::optional<std::string> fallback,
                   std::initializer_list<std::string_view> schemes) const;

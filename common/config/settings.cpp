@@ -4,7 +4,11 @@
 namespace rr::config {
 
 DatabaseSettings DatabaseSettings::from_env(const Environment& env) {
-  return {env.url("DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"})};
+  DatabaseSettings settings;
+  settings.url = env.url("DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"});
+  settings.statements =
+      env.on_off("DATABASE_PREPARED_STATEMENTS", true) ? db::StatementMode::prepared : db::StatementMode::unnamed;
+  return settings;
 }
 
 RedisSettings RedisSettings::from_env(const Environment& env) {

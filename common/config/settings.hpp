@@ -6,11 +6,15 @@
 #include <string>
 
 #include "common/config/environment.hpp"
+#include "common/db/statements.hpp"
 
 namespace rr::config {
 
 struct DatabaseSettings {
   std::string url;  // DATABASE_URL, a libpq URI
+  // DATABASE_PREPARED_STATEMENTS, on (default) or off: off sends every statement unnamed and keeps
+  // no state in the server session, for a transaction-pooling PgBouncer.
+  db::StatementMode statements = db::StatementMode::prepared;
   static DatabaseSettings from_env(const Environment& env);
 };
 

@@ -1,21 +1,23 @@
 // Connection pool: connections are opened on demand and dropped when they come back broken.
 #include "common/db/connection_pool.hpp"
 
+#include <poll.h>
+
 namespace rr::db {
 
-PooledConnection::PooledConnection(const std::string& url) : conn_(url) {}
+namespace {
 
-const char* PooledConnection::prepare(const Statement& statement) {
-  if (prepared_.insert(statement.name).second) {
-    try {
-      conn_.prepare(statement.name, statement.sql);
-    } catch (...) {
-      prepared_.erase(statement.name);
-      throw;
-    }
-  }
-  return statement.name;
+// An idle session receives nothing unless its server is ending it (a PostgreSQL or PgBouncer
+// restart, pg_terminate_backend): input or end of file waiting on an idle connection means it is
+// dead. One poll() instead of a failed statement in the middle of a request.
+bool idle_session_was_closed(pqxx::connection& conn) {
+  int socket = conn.sock();
+  if (socket < 0) return true;
+  pollfd fd{socket, POLLIN, 0};
+  return ::poll(&fd, 1, 0) != 0;
 }
+
+}  // namespace
 
 ConnectionPool::Lease::~Lease() {
   if (pool_ && conn_) pool_->release(std::move(conn_));
@@ -30,8 +32,9 @@ ConnectionPool::Lease& ConnectionPool::Lease::operator=(Lease&& other) noexcept 
   return *this;
 }
 
-ConnectionPool::ConnectionPool(std::string url, std::size_t size, std::chrono::milliseconds checkout_timeout)
-    : url_(std::move(url)), size_(size), checkout_timeout_(checkout_timeout) {}
+ConnectionPool::ConnectionPool(std::string url, StatementMode mode, std::size_t size,
+                               std::chrono::milliseconds checkout_timeout)
+    : url_(std::move(url)), mode_(mode), size_(size), checkout_timeout_(checkout_timeout) {}
 
 ConnectionPool::Lease ConnectionPool::acquire() {
   std::unique_lock lock(mutex_);
@@ -40,15 +43,21 @@ ConnectionPool::Lease ConnectionPool::acquire() {
   --waiting_;
   if (!ok) throw PoolExhausted("no database connection free within the checkout timeout");
   ++in_use_;
-  if (!idle_.empty()) {
+  std::vector<std::unique_ptr<PooledConnection>> dead;
+  while (!idle_.empty()) {
     auto conn = std::move(idle_.back());
     idle_.pop_back();
-    return Lease(this, std::move(conn));
+    if (!idle_session_was_closed(conn->raw())) {
+      lock.unlock();  // the dead ones close outside the lock
+      return Lease(this, std::move(conn));
+    }
+    dead.push_back(std::move(conn));
   }
   lock.unlock();
+  dead.clear();
   // Connect outside the lock: it is a network round trip or several.
   try {
-    return Lease(this, std::make_unique<PooledConnection>(url_));
+    return Lease(this, std::make_unique<PooledConnection>(url_, mode_));
   } catch (...) {
     std::lock_guard relock(mutex_);
     --in_use_;

@@ -1,4 +1,4 @@
-// A bounded pool of libpqxx connections with per-connection prepared statements.
+// A bounded pool of libpqxx connections, each running named statements in the pool's mode.
 #pragma once
 
 #include <chrono>
@@ -8,17 +8,12 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
-namespace rr::db {
+#include "common/db/statements.hpp"
 
-// A named SQL statement, prepared lazily once per connection. Define these as constants next to
-// the code that owns them.
-struct Statement {
-  const char* name;
-  const char* sql;
-};
+namespace rr::db {
 
 class PoolExhausted : public std::runtime_error {
  public:
@@ -27,14 +22,13 @@ class PoolExhausted : public std::runtime_error {
 
 class PooledConnection {
  public:
-  explicit PooledConnection(const std::string& url);
+  PooledConnection(const std::string& url, StatementMode mode) : conn_(url), statements_(mode) {}
   pqxx::connection& raw() { return conn_; }
-  // Makes sure `statement` is prepared here; returns its name for exec_prepared.
-  const char* prepare(const Statement& statement);
+  SessionStatements& statements() { return statements_; }
 
  private:
   pqxx::connection conn_;
-  std::unordered_set<std::string> prepared_;
+  SessionStatements statements_;
 };
 
 struct PoolStats {
@@ -55,14 +49,19 @@ class ConnectionPool {
     ~Lease();
     pqxx::connection& conn() { return conn_->raw(); }
     PooledConnection& pooled() { return *conn_; }
-    const char* prepare(const Statement& statement) { return conn_->prepare(statement); }
+    SessionStatements& statements() { return conn_->statements(); }
+    // Runs `statement` in `tx` (a transaction on this connection) in the pool's statement mode.
+    template <typename... Args>
+    pqxx::result exec(pqxx::transaction_base& tx, const Statement& statement, Args&&... args) {
+      return conn_->statements().exec(tx, statement, std::forward<Args>(args)...);
+    }
 
    private:
     ConnectionPool* pool_;
     std::unique_ptr<PooledConnection> conn_;
   };
 
-  ConnectionPool(std::string url, std::size_t size, std::chrono::milliseconds checkout_timeout);
+  ConnectionPool(std::string url, StatementMode mode, std::size_t size, std::chrono::milliseconds checkout_timeout);
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
@@ -76,6 +75,7 @@ class ConnectionPool {
   void release(std::unique_ptr<PooledConnection> conn);
 
   std::string url_;
+  StatementMode mode_;
   std::size_t size_;
   std::chrono::milliseconds checkout_timeout_;
   mutable std::mutex mutex_;

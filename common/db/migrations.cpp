@@ -1,7 +1,5 @@
-// Migration runner: advisory lock, then each pending migration in its own transaction.
+// Migration runner: each pending migration in its own transaction, under a transaction-level advisory lock.
 #include "common/db/migrations.hpp"
-
-#include <set>
 
 #include "common/base/log.hpp"
 
@@ -11,33 +9,23 @@ namespace {
 // Any constant works as long as every migrator uses the same one.
 constexpr long long kMigrationLockId = 7204419530913184001LL;
 
-class AdvisoryLock {
- public:
-  explicit AdvisoryLock(pqxx::connection& conn) : conn_(conn) {
-    pqxx::nontransaction tx(conn_);
-    tx.exec_params("SELECT pg_advisory_lock($1)", kMigrationLockId);
-  }
-  ~AdvisoryLock() {
-    try {
-      pqxx::nontransaction tx(conn_);
-      tx.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLockId);
-    } catch (const std::exception&) {
-      // The session's end releases it anyway.
-    }
-  }
-  AdvisoryLock(const AdvisoryLock&) = delete;
-  AdvisoryLock& operator=(const AdvisoryLock&) = delete;
+// Serializes migrators until `tx` ends. Transaction-level on purpose: a session lock lives in a
+// server session, which a transaction-pooling PgBouncer hands to other clients between
+// transactions (and may not give back for the unlock).
+void lock_migrations(pqxx::transaction_base& tx) {
+  tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockId);
+}
 
- private:
-  pqxx::connection& conn_;
-};
+bool applied(pqxx::transaction_base& tx, int version) {
+  return !tx.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", version).empty();
+}
 
 }  // namespace
 
 MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& migrations) {
-  AdvisoryLock lock(conn);
   {
     pqxx::work tx(conn);
+    lock_migrations(tx);  // two concurrent CREATE TABLE IF NOT EXISTS can still collide
     tx.exec(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INT PRIMARY KEY,"
@@ -45,18 +33,15 @@ MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& mi
         " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
     tx.commit();
   }
-  std::set<int> done;
-  {
-    pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec("SELECT version FROM schema_migrations")) done.insert(row[0].as<int>());
-  }
   MigrationReport report;
   for (const auto& migration : migrations) {
-    if (done.count(migration.version)) {
-      ++report.already_applied;
-      continue;
-    }
     pqxx::work tx(conn);
+    lock_migrations(tx);
+    // Checked under the lock: another migrator may have applied it since we started.
+    if (applied(tx, migration.version)) {
+      ++report.already_applied;
+      continue;  // the transaction rolls back, releasing the lock
+    }
     tx.exec(std::string(migration.sql));
     tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
                    std::string(migration.name));

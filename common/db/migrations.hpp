@@ -21,8 +21,9 @@ struct MigrationReport {
   std::size_t already_applied = 0;
 };
 
-// Safe to re-run and safe when two copies run at once: a session advisory lock serializes
-// migrators, and each migration commits together with its schema_migrations row.
+// Safe to re-run and safe when two copies run at once, also through a transaction-pooling
+// PgBouncer: every transaction of the migrator takes a transaction-level advisory lock first and
+// checks schema_migrations under it, and each migration commits together with its row.
 MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& migrations);
 
 }  // namespace rr::db

@@ -80,6 +80,7 @@ struct ServerCore {
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
 
   std::atomic<bool> accepting{true};
+  std::atomic<bool> keep_alive_allowed{true};  // false from close_connections_after_each_answer()
   std::atomic<bool> closing{false};
   std::atomic<bool> stopped{false};
   std::uint16_t bound_port = 0;
@@ -304,7 +305,7 @@ class Session : public std::enable_shared_from_this<Session> {
       release();
       return close();
     }
-    keep_alive = keep_alive && core_.accepting;
+    keep_alive = keep_alive && core_.accepting && core_.keep_alive_allowed;
     try {
       response_ = to_beast(std::move(response), keep_alive, head);
     } catch (const std::exception& e) {
@@ -492,6 +493,8 @@ void Server::start() {
 }
 
 std::uint16_t Server::port() const { return impl_->core.bound_port; }
+
+void Server::close_connections_after_each_answer() { impl_->core.keep_alive_allowed = false; }
 
 void Server::stop_accepting() {
   auto& core = impl_->core;

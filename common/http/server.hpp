@@ -41,8 +41,13 @@ class Server {
   // Binds, listens and starts the threads. Throws std::system_error when the port is taken.
   void start();
   std::uint16_t port() const;
+  // Graceful stop, step zero (optional): keep accepting and serving, but answer every request
+  // with "Connection: close" and close the connection after it: a load balancer's pooled
+  // connection is then closed right after an answer it reads, not later while idle, when a
+  // request it sends could cross our close and fail.
+  void close_connections_after_each_answer();
   // Graceful stop, step one: close the listener; connections finish their current request and
-  // are closed instead of kept alive.
+  // are closed instead of kept alive, and idle kept-alive connections are closed.
   void stop_accepting();
   // Waits until no request is being handled or written; false on timeout.
   bool wait_idle(std::chrono::milliseconds timeout);

@@ -21,9 +21,8 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
                       std::chrono::milliseconds lock_timeout) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::string token = random_uuid();
-    auto rows = tx.exec_prepared(conn.prepare(statements::kFindOrCreate), request.user_id, request.idempotency_key,
-                                 request.method, request.path, request.params_json, request.origin_ip, token,
-                                 seconds_of(lock_timeout));
+    auto rows = conn.exec(tx, statements::kFindOrCreate, request.user_id, request.idempotency_key, request.method,
+                          request.path, request.params_json, request.origin_ip, token, seconds_of(lock_timeout));
     if (rows.empty()) continue;
     const auto& row = rows[0];
     bool inserted = row[0].as<bool>();
@@ -47,7 +46,7 @@ std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::in
                                         std::chrono::milliseconds lock_timeout) {
   std::string token = random_uuid();
   pqxx::nontransaction tx(conn.conn());
-  auto rows = tx.exec_prepared(conn.prepare(statements::kLockById), key_id, token, seconds_of(lock_timeout));
+  auto rows = conn.exec(tx, statements::kLockById, key_id, token, seconds_of(lock_timeout));
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);
 }
@@ -77,7 +76,7 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
 void unlock_key(db::ConnectionPool::Lease& conn, const KeyRow& key) {
   if (key.lock_token.empty()) return;
   pqxx::nontransaction tx(conn.conn());
-  tx.exec_prepared(conn.prepare(statements::kUnlock), key.id, key.lock_token);
+  conn.exec(tx, statements::kUnlock, key.id, key.lock_token);
 }
 
 }  // namespace rr::idempotency

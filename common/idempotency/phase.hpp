@@ -82,8 +82,13 @@ class PhaseContext {
   // on our lock token: if the lock was taken over, everything rolls back and LockLost is thrown.
   // Serialization failures and deadlocks are retried a few times with jitter.
   virtual PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) = 0;
-  // Inside `work`: prepares `statement` on the section's connection, for tx.exec_prepared.
-  virtual const char* prepare(const db::Statement& statement) = 0;
+  // Inside `work`: the section's session, which runs statements in the pool's mode.
+  virtual db::SessionStatements& statements() = 0;
+  // Inside `work`: runs `statement` in the section's transaction `tx`.
+  template <typename... Args>
+  pqxx::result exec(pqxx::transaction_base& tx, const db::Statement& statement, Args&&... args) {
+    return statements().exec(tx, statement, std::forward<Args>(args)...);
+  }
 };
 
 }  // namespace rr::idempotency

@@ -16,9 +16,9 @@ class RunnerContext : public PhaseContext {
       : runner_(runner), key_(key), section_(std::move(section)) {}
   const KeyRow& key() const override { return key_; }
 
-  const char* prepare(const db::Statement& statement) override {
-    if (!lease_) throw std::logic_error("prepare() called outside an atomic section");
-    return lease_->prepare(statement);
+  db::SessionStatements& statements() override {
+    if (!lease_) throw std::logic_error("statements() called outside an atomic section");
+    return lease_->statements();
   }
 
   PhaseResult atomic(const std::function<PhaseResult(pqxx::work&)>& work) override {
@@ -66,12 +66,11 @@ class RunnerContext : public PhaseContext {
     lease_ = nullptr;
     pqxx::result fenced;
     if (auto* point = std::get_if<RecoveryPoint>(&result)) {
-      fenced = tx.exec_prepared(conn.prepare(statements::kMoveRecoveryPoint), key_.id, key_.lock_token, point->name);
+      fenced = conn.exec(tx, statements::kMoveRecoveryPoint, key_.id, key_.lock_token, point->name);
     } else if (auto* response = std::get_if<Response>(&result)) {
-      fenced = tx.exec_prepared(conn.prepare(statements::kFinish), key_.id, key_.lock_token, response->status,
-                                response->body);
+      fenced = conn.exec(tx, statements::kFinish, key_.id, key_.lock_token, response->status, response->body);
     } else {
-      fenced = tx.exec_prepared(conn.prepare(statements::kFence), key_.id, key_.lock_token);
+      fenced = conn.exec(tx, statements::kFence, key_.id, key_.lock_token);
     }
     if (fenced.empty()) throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
     tx.commit();
@@ -172,6 +171,19 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
       log::warn("idempotency key lock lost; the new owner carries on",
                 {{"key_id", key.id}, {"recovery_point", key.recovery_point}});
       return lost;
+    } catch (const pqxx::broken_connection& e) {
+      // The database (or PgBouncer) went away mid-phase: nothing of this phase committed, so a
+      // retry resumes at the same recovery point once it is back.
+      try_unlock(pool_, key);
+      Outcome unavailable;
+      unavailable.kind = Outcome::Kind::transient;
+      unavailable.status = 503;
+      unavailable.error_type = "api_error";
+      unavailable.message = "The database is unavailable; retry shortly.";
+      unavailable.retry_after_seconds = 2;
+      log::warn("database connection lost during a phase",
+                {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", e.what()}});
+      return unavailable;
     } catch (const pqxx::serialization_failure& e) {
       return conflict(key, e.what());
     } catch (const pqxx::deadlock_detected& e) {

@@ -17,13 +17,12 @@ namespace rr::jobs {
 namespace {
 
 // Oldest first; SKIP LOCKED lets a second enqueuer take the next rows instead of waiting.
-constexpr const char* kClaimJobs = "enqueuer_claim_jobs";
-constexpr const char* kClaimJobsSql =
+constexpr db::Statement kClaimJobs{
+    "enqueuer_claim_jobs",
     "SELECT id, job_name, job_args::text, jid, (extract(epoch FROM created_at) * 1000)::bigint "
-    "FROM staged_jobs ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED";
+    "FROM staged_jobs ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"};
 
-constexpr const char* kDeleteJobs = "enqueuer_delete_jobs";
-constexpr const char* kDeleteJobsSql = "DELETE FROM staged_jobs WHERE id = ANY($1::bigint[])";
+constexpr db::Statement kDeleteJobs{"enqueuer_delete_jobs", "DELETE FROM staged_jobs WHERE id = ANY($1::bigint[])"};
 
 std::int64_t now_epoch_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -51,10 +50,11 @@ bool idle_connection_has_input(int socket) {
 
 Enqueuer::Enqueuer(EnqueuerConfig config)
     : config_(std::move(config)),
-      listener_(config_.database_url),
       jobs_metric_(metrics::default_registry().counter("rocket_rides_enqueuer_jobs_total",
                                                        "Jobs pushed to Redis and removed from staged_jobs.",
-                                                       {{"queue", config_.queue}})) {}
+                                                       {{"queue", config_.queue}})) {
+  if (!config_.listen_url.empty()) listener_.emplace(config_.listen_url);
+}
 
 Enqueuer::~Enqueuer() = default;
 
@@ -68,10 +68,8 @@ pqxx::connection& Enqueuer::database() {
     database_.reset();
   }
   if (!database_) {
-    auto connection = std::make_unique<pqxx::connection>(config_.database_url);
-    connection->prepare(kClaimJobs, kClaimJobsSql);
-    connection->prepare(kDeleteJobs, kDeleteJobsSql);
-    database_ = std::move(connection);
+    database_ = std::make_unique<pqxx::connection>(config_.database.url);
+    statements_.emplace(config_.database.statements);  // a new session has nothing prepared
   }
   return *database_;
 }
@@ -84,7 +82,7 @@ redis::Connection& Enqueuer::redis() {
 
 std::int64_t Enqueuer::move_batch() {
   pqxx::work transaction(database());  // READ COMMITTED, the server default
-  pqxx::result rows = transaction.exec_prepared(kClaimJobs, config_.loop.batch_size);
+  pqxx::result rows = statements_->exec(transaction, kClaimJobs, config_.loop.batch_size);
   if (rows.empty()) return 0;  // the destructor rolls back a transaction that changed nothing
 
   std::vector<StagedJob> jobs;
@@ -106,7 +104,7 @@ std::int64_t Enqueuer::move_batch() {
     throw redis::RedisError("LPUSH to queue:" + config_.queue + " reported a shorter list than the batch");
   }
 
-  pqxx::result deleted = transaction.exec_prepared(kDeleteJobs, id_array(jobs));
+  pqxx::result deleted = statements_->exec(transaction, kDeleteJobs, id_array(jobs));
   if (deleted.affected_rows() != jobs.size()) {
     // Cannot happen while we hold the row locks; if it does, roll back rather than guess.
     throw std::logic_error("deleted " + std::to_string(deleted.affected_rows()) + " staged jobs of " +
@@ -152,6 +150,9 @@ EnqueueReport Enqueuer::drain(std::int64_t max_batches) {
   return total;
 }
 
-bool Enqueuer::wait_for_jobs(std::chrono::milliseconds timeout) { return listener_.wait(timeout); }
+bool Enqueuer::wait_for_jobs(std::chrono::milliseconds timeout) {
+  if (!listener_) throw std::logic_error("wait_for_jobs without a LISTEN channel");
+  return listener_->wait(timeout);
+}
 
 }  // namespace rr::jobs

@@ -43,6 +43,8 @@ class Enqueuer {
   // `max_batches` ran.
   EnqueueReport drain(std::int64_t max_batches = 100'000);
 
+  // Whether there is a wake-up channel (a LISTEN); without one the loop polls every idle sleep.
+  bool has_wake_up() const { return listener_.has_value(); }
   // The loop's wake-up: true when a NOTIFY (or a fresh LISTEN) says there may be work.
   bool wait_for_jobs(std::chrono::milliseconds timeout);
 
@@ -59,8 +61,9 @@ class Enqueuer {
 
   EnqueuerConfig config_;
   std::unique_ptr<pqxx::connection> database_;
+  std::optional<db::SessionStatements> statements_;  // of database_'s session
   std::optional<redis::Connection> redis_;
-  StagedJobsListener listener_;
+  std::optional<StagedJobsListener> listener_;
   std::function<void()> before_commit_;
   metrics::Counter& jobs_metric_;
 };

@@ -20,7 +20,12 @@ bool valid_queue_name(const std::string& name) {
 
 EnqueuerConfig EnqueuerConfig::from_env(const config::Environment& env) {
   EnqueuerConfig result;
-  result.database_url = config::DatabaseSettings::from_env(env).url;
+  result.database = config::DatabaseSettings::from_env(env);
+  if (env.get("LISTEN_DATABASE_URL")) {
+    result.listen_url = env.url("LISTEN_DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"});
+  } else if (result.database.statements == db::StatementMode::prepared) {
+    result.listen_url = result.database.url;
+  }
   const std::string redis_url = config::RedisSettings::from_env(env).url;
   try {
     result.redis = redis::parse_redis_url(redis_url);
@@ -31,7 +36,8 @@ EnqueuerConfig EnqueuerConfig::from_env(const config::Environment& env) {
   if (!valid_queue_name(result.queue)) {
     throw config::ConfigError("ENQUEUER_QUEUE", "must be 1 to 100 letters, digits, '_', '-' or '.'");
   }
-  result.loop = config::LoopSettings::from_env(env, "ENQUEUER", kDefaultEnqueuerIdleSleep);
+  result.loop = config::LoopSettings::from_env(
+      env, "ENQUEUER", result.listen_url.empty() ? kDefaultEnqueuerPollInterval : kDefaultEnqueuerIdleSleep);
   return result;
 }
 

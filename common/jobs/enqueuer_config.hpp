@@ -12,18 +12,24 @@
 namespace rr::jobs {
 
 struct EnqueuerConfig {
-  std::string database_url;    // DATABASE_URL
+  config::DatabaseSettings database;  // DATABASE_URL, DATABASE_PREPARED_STATEMENTS
+  // Where the wake-up LISTENs: LISTEN_DATABASE_URL, else DATABASE_URL while prepared statements
+  // are on. Empty (statements off, no LISTEN_DATABASE_URL): no LISTEN, the loop polls every
+  // idle sleep, since a LISTEN through a transaction-pooling PgBouncer silently stops hearing.
+  std::string listen_url;
   redis::RedisEndpoint redis;  // REDIS_URL
   redis::ConnectOptions redis_options;
   std::string queue = "default";  // ENQUEUER_QUEUE: the Sidekiq queue, pushed to queue:<name>
   // ENQUEUER_BATCH_SIZE (rows per transaction and per Redis round trip), ENQUEUER_IDLE_SLEEP
-  // (default 5 s: only the fallback poll, since NOTIFY wakes the loop), ENQUEUER_MAX_BACKOFF.
+  // (default 5 s with a LISTEN: only the fallback poll, since NOTIFY wakes the loop; 0.25 s
+  // without one, when it is the poll), ENQUEUER_MAX_BACKOFF.
   config::LoopSettings loop;
 
   static EnqueuerConfig from_env(const config::Environment& env);
 };
 
-// The idle sleep when ENQUEUER_IDLE_SLEEP is unset, in seconds.
+// The idle sleep when ENQUEUER_IDLE_SLEEP is unset, in seconds: with a LISTEN, and without.
 inline constexpr double kDefaultEnqueuerIdleSleep = 5.0;
+inline constexpr double kDefaultEnqueuerPollInterval = 0.25;
 
 }  // namespace rr::jobs

@@ -88,9 +88,8 @@ CompleterReport Completer::run_once() {
   {
     auto conn = pool_.acquire();
     pqxx::nontransaction tx(conn.conn());
-    auto rows = tx.exec_prepared(conn.prepare(kSelectCandidates), seconds_of(options_.min_age),
-                                 seconds_of(options_.last_run_threshold), seconds_of(options_.lock_timeout),
-                                 options_.batch_size);
+    auto rows = conn.exec(tx, kSelectCandidates, seconds_of(options_.min_age), seconds_of(options_.last_run_threshold),
+                          seconds_of(options_.lock_timeout), options_.batch_size);
     candidates.reserve(rows.size());
     for (const auto& row : rows) {
       candidates.push_back({row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>()});
@@ -175,7 +174,7 @@ void Completer::record_failure(std::int64_t key_id, const std::string& error) {
   try {
     auto conn = pool_.acquire();
     pqxx::nontransaction tx(conn.conn());
-    tx.exec_prepared(conn.prepare(kRecordFailure), key_id, error);
+    conn.exec(tx, kRecordFailure, key_id, error);
   } catch (const pqxx::broken_connection&) {
     throw;
   } catch (const std::exception& e) {

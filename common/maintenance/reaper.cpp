@@ -50,8 +50,8 @@ ReaperReport Reaper::run_once() {
   {
     auto conn = pool_.acquire();
     pqxx::work tx(conn.conn());
-    rows = tx.exec_prepared(conn.prepare(kReapBatch), seconds_of(options_.max_age), options_.batch_size,
-                            seconds_of(options_.lock_timeout));
+    rows =
+        conn.exec(tx, kReapBatch, seconds_of(options_.max_age), options_.batch_size, seconds_of(options_.lock_timeout));
     tx.commit();
   }
   // Logged only after the commit: a rolled-back batch archived nothing.

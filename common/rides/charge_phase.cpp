@@ -51,8 +51,8 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
   switch (outcome.kind) {
     case payments::ChargeOutcome::Kind::charged:
       return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
-        auto rows = tx.exec_prepared(ctx.prepare(statements::kRecordChargeAndStageReceipt), key.id, outcome.charge_id,
-                                     kRideAmountCents, kRideCurrency, key.user_id);
+        auto rows = ctx.exec(tx, statements::kRecordChargeAndStageReceipt, key.id, outcome.charge_id, kRideAmountCents,
+                             kRideCurrency, key.user_id);
         if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
         return idempotency::Response{201, ride_created_body(ride_view_from(rows[0]))};
       });

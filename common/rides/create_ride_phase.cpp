@@ -12,9 +12,9 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
   if (!params) throw std::runtime_error("stored request_params of key " + std::to_string(key.id) + " are unreadable");
   return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
     std::string ip = key.origin_ip.empty() ? "0.0.0.0" : key.origin_ip;
-    tx.exec_prepared(ctx.prepare(statements::kInsertRideWithAudit), key.id, format_coordinate(params->origin_lat),
-                     format_coordinate(params->origin_lon), format_coordinate(params->target_lat),
-                     format_coordinate(params->target_lon), key.user_id, key.request_params, ip);
+    ctx.exec(tx, statements::kInsertRideWithAudit, key.id, format_coordinate(params->origin_lat),
+             format_coordinate(params->origin_lon), format_coordinate(params->target_lat),
+             format_coordinate(params->target_lon), key.user_id, key.request_params, ip);
     return idempotency::RecoveryPoint{kRideCreated};
   });
 }

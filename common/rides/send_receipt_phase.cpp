@@ -9,8 +9,7 @@ namespace rr::rides {
 idempotency::PhaseResult send_receipt_phase(idempotency::PhaseContext& ctx, RideRun&) {
   const auto& key = ctx.key();
   return ctx.atomic([&](pqxx::work& tx) -> idempotency::PhaseResult {
-    auto rows = tx.exec_prepared(ctx.prepare(statements::kStageReceiptForKey), key.id, kRideAmountCents, kRideCurrency,
-                                 key.user_id);
+    auto rows = ctx.exec(tx, statements::kStageReceiptForKey, key.id, kRideAmountCents, kRideCurrency, key.user_id);
     if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
     return idempotency::Response{201, ride_created_body(ride_view_from(rows[0]))};
   });

@@ -37,6 +37,7 @@ void StripeMock::configure(const std::string& json) const {
 api::ApiSettings RideFixture::settings(double stripe_timeout_seconds) const {
   api::ApiSettings s;
   s.database.url = db.url();
+  s.database.statements = db.statement_mode();
   s.payment.api_base = stripe.base_url();
   s.payment.api_key = "sk_test_rocket";
   s.payment.timeout = std::chrono::milliseconds(static_cast<long>(stripe_timeout_seconds * 1000));

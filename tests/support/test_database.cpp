@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/db/migrations.hpp"
+#include "support/pgbouncer.hpp"
 
 namespace rr::test {
 
@@ -48,9 +49,18 @@ TestDatabase::TestDatabase(bool migrated) {
     pqxx::nontransaction tx(admin);
     tx.exec("CREATE DATABASE " + name_);
   }
-  url_ = with_database(admin_url_, name_);
-  conn_ = std::make_unique<pqxx::connection>(url_);
-  if (migrated) db::migrate(*conn_, db::embedded_migrations());
+  direct_url_ = with_database(admin_url_, name_);
+  url_ = direct_url_;
+  if (auto* bouncer = shared_pgbouncer()) {
+    url_ = bouncer->route(direct_url_);
+    statement_mode_ = db::StatementMode::unnamed;
+  }
+  // Migrated through PgBouncer when there is one, as `rocket-rides-api migrate` would be.
+  if (migrated) {
+    pqxx::connection migrator(url_);
+    db::migrate(migrator, db::embedded_migrations());
+  }
+  conn_ = std::make_unique<pqxx::connection>(direct_url_);
 }
 
 TestDatabase::~TestDatabase() {
@@ -69,6 +79,19 @@ void TestDatabase::truncate_all() {
   tx.exec(
       "TRUNCATE users, api_tokens, idempotency_keys, rides, audit_records, staged_jobs, idempotency_keys_archive "
       "RESTART IDENTITY CASCADE");
+}
+
+void TestDatabase::refuse_connections(bool refuse) {
+  // From the admin database: PostgreSQL will not disallow connections to the current one.
+  pqxx::connection admin(admin_url_);
+  pqxx::nontransaction tx(admin);
+  tx.exec("ALTER DATABASE " + name_ + " ALLOW_CONNECTIONS " + (refuse ? "false" : "true"));
+  if (refuse) {
+    // Our own session (conn_) is ended too; reopened once connections are allowed again.
+    tx.exec_params("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1", name_);
+  } else {
+    conn_ = std::make_unique<pqxx::connection>(direct_url_);
+  }
 }
 
 std::string TestDatabase::scalar(const std::string& sql) {

@@ -6,6 +6,8 @@
 #include <pqxx/pqxx>
 #include <string>
 
+#include "common/db/statements.hpp"
+
 namespace rr::test {
 
 // The variable's value, or a test failure naming it (scripts/test.sh exports them).
@@ -22,18 +24,34 @@ class TestDatabase {
   TestDatabase(const TestDatabase&) = delete;
   TestDatabase& operator=(const TestDatabase&) = delete;
 
+  // What the code under test connects with: through the shared PgBouncer when the suite runs
+  // behind one (ROCKET_RIDES_TEST_PGBOUNCER=1), else straight to PostgreSQL.
   const std::string& url() const { return url_; }
+  // Straight to PostgreSQL, for what only a server session can do (LISTEN, pg_backend_pid).
+  const std::string& direct_url() const { return direct_url_; }
+  // The statement mode for url(): unnamed through PgBouncer, prepared otherwise.
+  db::StatementMode statement_mode() const { return statement_mode_; }
+  // DATABASE_PREPARED_STATEMENTS for code under test that reads its settings: "on" or "off".
+  std::string prepared_statements_setting() const {
+    return statement_mode_ == db::StatementMode::prepared ? "on" : "off";
+  }
   const std::string& name() const { return name_; }
   pqxx::connection& conn() { return *conn_; }
   // Empties every application table (not schema_migrations) between test cases.
   void truncate_all();
+  // An outage of this database: refuses new sessions and ends every other one (true), or lets
+  // sessions in again (false). Whether the code under test connects directly or through
+  // PgBouncer, its next statement fails until the outage ends.
+  void refuse_connections(bool refuse);
   // Runs one statement and returns its first column of its first row as text ("" for none).
   std::string scalar(const std::string& sql);
 
  private:
   std::string admin_url_;
   std::string name_;
+  std::string direct_url_;
   std::string url_;
+  db::StatementMode statement_mode_ = db::StatementMode::prepared;
   std::unique_ptr<pqxx::connection> conn_;
 };
 

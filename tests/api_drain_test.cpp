@@ -1,0 +1,296 @@
+// "Drain before stop" on the real rocket-rides-api process over real sockets: after SIGTERM,
+// SHUTDOWN_DRAIN seconds of /readyz 503 while everything else is served with "Connection: close",
+// then the listener closes, in-flight requests finish, idle connections close, and exit 0.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <future>
+#include <stdexcept>
+#include <thread>
+
+#include "common/auth/users.hpp"
+#include "common/http/client.hpp"
+#include "support/notify_socket.hpp"
+#include "support/process.hpp"
+#include "support/ride_fixture.hpp"
+#include "support/test_database.hpp"
+
+using namespace rr::test;
+using namespace std::chrono_literals;
+namespace http = rr::http;
+
+namespace {
+
+const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
+const std::string kDrainStarted = "draining: /readyz answers 503 for";
+const std::string kAcceptingStopped = "stopping: no new connections";
+
+long millis(std::chrono::steady_clock::duration d) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+// A plain loopback socket, to hold a kept-alive connection idle and see the server close it.
+class IdleConnection {
+ public:
+  explicit IdleConnection(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot connect");
+    }
+  }
+  ~IdleConnection() { ::close(fd_); }
+  IdleConnection(const IdleConnection&) = delete;
+  IdleConnection& operator=(const IdleConnection&) = delete;
+
+  // Sends one bodiless request and reads its answer, which must fit what arrives before a short
+  // pause; enough for /healthz.
+  std::string request(const std::string& path) {
+    std::string text = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    if (::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(text.size())) return "";
+    std::string answer;
+    while (answer.find("\r\n\r\n") == std::string::npos || !answer.ends_with("}")) {
+      if (!read_some(answer, 5000ms)) break;
+    }
+    return answer;
+  }
+
+  // True when the server closes the connection (EOF or reset) within the timeout.
+  bool closed_by_peer(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string ignored;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (!read_some(ignored, left)) return eof_;
+    }
+    return false;
+  }
+
+ private:
+  bool read_some(std::string& out, std::chrono::milliseconds timeout) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::max<long>(timeout.count(), 1))) <= 0) return false;
+    char chunk[4096];
+    auto n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n <= 0) {
+      eof_ = true;
+      return false;
+    }
+    out.append(chunk, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool eof_ = false;
+};
+
+struct ApiDrainFixture {
+  TestDatabase db;
+  StripeMock stripe;
+  std::string token;
+  std::uint16_t port = 0;
+  std::unique_ptr<ChildProcess> api;
+
+  ApiDrainFixture() { token = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").token; }
+
+  void start_api(const EnvChanges& extra = {}) {
+    port = free_port();
+    EnvChanges env = {
+        {"DATABASE_URL", db.url()},           {"PORT", std::to_string(port)}, {"STRIPE_API_BASE", stripe.base_url()},
+        {"STRIPE_API_KEY", "sk_test_rocket"}, {"SHUTDOWN_TIMEOUT", "10"},     {"SHUTDOWN_DRAIN", std::nullopt}};
+    for (const auto& [k, v] : extra) env[k] = v;
+    api = std::make_unique<ChildProcess>(std::vector<std::string>{binary("rocket-rides-api")}, env);
+    BOOST_REQUIRE_MESSAGE(wait_for_port(port, std::chrono::seconds(15)), "api did not start: " << api->output());
+  }
+
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+
+  http::ClientRequest get(const std::string& path, bool authenticated = false) const {
+    http::ClientRequest request{"GET", url(path), {}, "", 10s};
+    if (authenticated) request.headers.emplace_back("Authorization", "Bearer " + token);
+    return request;
+  }
+
+  http::ClientRequest post_ride(const std::string& key, std::chrono::milliseconds timeout = 10s) const {
+    return {"POST",
+            url("/rides"),
+            {{"Authorization", "Bearer " + token},
+             {"Idempotency-Key", key},
+             {"Content-Type", "application/x-www-form-urlencoded"}},
+            kForm,
+            timeout};
+  }
+
+  // Polls until `n` rides exist: a POST /rides has committed its ride and is at the provider.
+  bool wait_for_rides(int n, std::chrono::milliseconds timeout = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (db.scalar("SELECT count(*) FROM rides") != std::to_string(n)) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }
+
+  void require_drain_started() {
+    BOOST_REQUIRE_MESSAGE(api->wait_for_output(kDrainStarted, 5s), "no drain line: " << api->output());
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(api_drain, ApiDrainFixture)
+
+BOOST_AUTO_TEST_CASE(during_the_drain_readyz_is_503_and_everything_else_is_served_with_connection_close) {
+  start_api({{"SHUTDOWN_DRAIN", "2"}});
+  // A pooled client, as a load balancer holds connections: before the signal it keeps one.
+  http::Client balancer;
+  auto before = balancer.send(get("/readyz"));
+  BOOST_TEST(before.status == 200, before.body);
+  BOOST_TEST(before.header("Connection") != "close");
+  BOOST_REQUIRE(balancer.idle_connections() == 1u);
+
+  auto signalled = std::chrono::steady_clock::now();
+  api->signal(SIGTERM);
+  require_drain_started();
+
+  // The kept-alive connection's next answer says it closes, and the client does not keep it.
+  auto ready = balancer.send(get("/readyz"));
+  BOOST_TEST(ready.status == 503, ready.body);
+  BOOST_TEST(ready.body.find("shutting down") != std::string::npos, ready.body);
+  BOOST_TEST(ready.header("Connection") == "close");
+  BOOST_TEST(balancer.idle_connections() == 0u);
+
+  // Everything else is still served, on new connections, each closed after its answer.
+  auto health = balancer.send(get("/healthz"));
+  BOOST_TEST(health.status == 200, health.body);
+  BOOST_TEST(health.header("Connection") == "close");
+  auto created = balancer.send(post_ride(new_key()));
+  BOOST_TEST(created.status == 201, created.body);
+  BOOST_TEST(created.header("Connection") == "close");
+  auto listed = balancer.send(get("/rides", true));
+  BOOST_TEST(listed.status == 200, listed.body);
+  BOOST_TEST(listed.body.find(db.scalar("SELECT id FROM rides")) != std::string::npos, listed.body);
+  BOOST_TEST(listed.header("Connection") == "close");
+  BOOST_TEST(balancer.idle_connections() == 0u);
+  BOOST_TEST(api->output().find(kAcceptingStopped) == std::string::npos, "stopped accepting during the drain");
+
+  // Then the listener closes and the process exits 0, not before the drain has run its course.
+  BOOST_TEST(api->wait_for_output(kAcceptingStopped, 10s));
+  auto status = api->wait(10s);
+  BOOST_REQUIRE(status.has_value());
+  BOOST_TEST(*status == 0, api->output());
+  BOOST_TEST(millis(std::chrono::steady_clock::now() - signalled) >= 1900);
+  BOOST_TEST(!wait_for_port(port, 100ms));
+}
+
+BOOST_AUTO_TEST_CASE(after_the_drain_connects_are_refused_before_the_process_exits) {
+  // A request in flight keeps the process alive after the listener closed, so the refusal is seen
+  // from a still running server, not merely from a dead one.
+  stripe.configure("{\"latency_ms\":3000}");
+  start_api({{"SHUTDOWN_DRAIN", "1"}});
+  auto in_flight = std::async(std::launch::async, [&] { return http::send(post_ride(new_key(), 20s)); });
+  BOOST_REQUIRE(wait_for_rides(1));
+  api->signal(SIGTERM);
+  require_drain_started();
+  BOOST_REQUIRE(api->wait_for_output(kAcceptingStopped, 10s));
+  BOOST_TEST(api->running());
+  BOOST_CHECK_THROW(http::send(get("/healthz")), http::TransportError);
+  BOOST_TEST(in_flight.get().status == 201);
+  BOOST_TEST(api->wait(10s).value_or(-1) == 0, api->output());
+}
+
+BOOST_AUTO_TEST_CASE(requests_in_flight_before_and_during_the_drain_get_their_201_after_accepting_stops) {
+  // Each charge outlasts the drain, so both requests are still running when the listener closes.
+  stripe.configure("{\"latency_ms\":4000}");
+  start_api({{"SHUTDOWN_DRAIN", "2"}});
+  auto before = std::async(std::launch::async, [&] { return http::send(post_ride(new_key(), 20s)); });
+  BOOST_REQUIRE(wait_for_rides(1));
+  api->signal(SIGTERM);
+  require_drain_started();
+  auto during = std::async(std::launch::async, [&] { return http::send(post_ride(new_key(), 20s)); });
+  BOOST_REQUIRE(wait_for_rides(2));
+
+  BOOST_REQUIRE(api->wait_for_output(kAcceptingStopped, 10s));
+  BOOST_TEST((before.wait_for(0s) != std::future_status::ready), "finished before accepting stopped");
+  BOOST_TEST((during.wait_for(0s) != std::future_status::ready), "finished before accepting stopped");
+  auto first = before.get();
+  auto second = during.get();
+  BOOST_TEST(first.status == 201, first.body);
+  BOOST_TEST(second.status == 201, second.body);
+  BOOST_TEST(first.header("Connection") == "close");
+  BOOST_TEST(second.header("Connection") == "close");
+  BOOST_TEST(stripe.charges() == 2);
+  BOOST_TEST(api->wait(10s).value_or(-1) == 0, api->output());
+}
+
+BOOST_AUTO_TEST_CASE(an_idle_kept_alive_connection_is_closed_when_the_drain_ends) {
+  start_api({{"SHUTDOWN_DRAIN", "2"}});
+  IdleConnection idle(port);
+  auto answer = idle.request("/healthz");
+  BOOST_REQUIRE_MESSAGE(answer.starts_with("HTTP/1.1 200"), answer);
+  BOOST_REQUIRE(answer.find("Connection: close") == std::string::npos);
+  api->signal(SIGTERM);
+  require_drain_started();
+  // Kept open through the drain (it sends nothing, so nothing can race a close)...
+  BOOST_TEST(!idle.closed_by_peer(500ms));
+  // ...and closed by the server once the listener closes.
+  BOOST_TEST(idle.closed_by_peer(10s));
+  BOOST_TEST(api->wait(10s).value_or(-1) == 0, api->output());
+}
+
+BOOST_AUTO_TEST_CASE(systemd_hears_stopping_when_the_drain_starts) {
+  NotifySocket notify;
+  start_api({{"NOTIFY_SOCKET", notify.path()}, {"SHUTDOWN_DRAIN", "2"}});
+  BOOST_REQUIRE(notify.wait_for("READY=1", 5s));
+  api->signal(SIGTERM);
+  BOOST_TEST(notify.wait_for("STOPPING=1", 5s));
+  // Still serving: STOPPING=1 came at the start of the drain, not when accepting stopped.
+  BOOST_TEST(http::send(get("/readyz")).status == 503);
+  BOOST_TEST(api->wait(10s).value_or(-1) == 0, api->output());
+}
+
+BOOST_AUTO_TEST_CASE(a_second_signal_during_the_drain_exits_at_once) {
+  start_api({{"SHUTDOWN_DRAIN", "60"}});
+  api->signal(SIGTERM);
+  require_drain_started();
+  auto signalled = std::chrono::steady_clock::now();
+  api->signal(SIGINT);
+  auto status = api->wait(15s);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "still draining after a second signal");
+  BOOST_TEST(*status == 1);  // the existing "second signal: exiting now" status
+  BOOST_TEST(millis(std::chrono::steady_clock::now() - signalled) < 15000);
+  BOOST_TEST(api->output().find("second signal") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(without_shutdown_drain_sigterm_stops_at_once) {
+  start_api();
+  BOOST_REQUIRE(http::send(get("/readyz")).status == 200);
+  auto signalled = std::chrono::steady_clock::now();
+  api->signal(SIGTERM);
+  auto status = api->wait(10s);
+  BOOST_REQUIRE(status.has_value());
+  BOOST_TEST(*status == 0, api->output());
+  // Generous for a loaded machine, yet far below any drain an operator would set.
+  BOOST_TEST(millis(std::chrono::steady_clock::now() - signalled) < 5000);
+  BOOST_TEST(api->output().find("draining:") == std::string::npos, api->output());
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_shutdown_drain_exits_2_naming_the_variable) {
+  for (const char* bad : {"-1", "3601", "soon", "2s"}) {
+    auto result = run_command({binary("rocket-rides-api")},
+                              {{"DATABASE_URL", db.url()}, {"STRIPE_API_KEY", "k"}, {"SHUTDOWN_DRAIN", bad}});
+    BOOST_TEST(result.exit_code == 2, "value " << bad);
+    BOOST_TEST(result.out.find("SHUTDOWN_DRAIN") != std::string::npos, "value " << bad << ": " << result.out);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
