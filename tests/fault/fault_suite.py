@@ -18,7 +18,8 @@ The cluster profiles (cluster-short, cluster-long) run the same traffic, faults 
 scripts/cluster.sh's production shape instead: clients go through HAProxy to two APIs, every
 daemon reaches PostgreSQL through PgBouncer in transaction mode (DATABASE_PREPARED_STATEMENTS=off),
 PostgreSQL is durable, and members are killed and started again through the cluster script (the
-one place that knows how each is started). Besides the faults above they restart PgBouncer
+one place that knows how each is started; every other client keeps its connection to HAProxy
+open, as an app on keep-alive does). Besides the faults above they restart PgBouncer
 (safe shutdown or kill -9), kill -9 one API behind HAProxy and start it again, and do rolling
 restarts of both APIs (scripts/cluster.sh rolling-restart: SIGTERM one, wait for it to exit,
 start it, wait until HAProxy has it UP, then the other) while the clients keep sending. One more
@@ -293,6 +294,40 @@ def http_call(port, method, path, body=None, headers=None, timeout=5.0):
         conn.close()
 
 
+class KeptConnection:
+    """One client's keep-alive connection: reused while the server keeps it, opened again after
+    a "Connection: close", an error or a timeout (the request's answer is then unknown)."""
+
+    def __init__(self):
+        self.conn = None
+        self.port = None
+
+    def call(self, port, method, path, body, headers, timeout):
+        if self.conn is None or self.port != port:
+            self.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            self.port = port
+        elif self.conn.sock is not None:
+            self.conn.sock.settimeout(timeout)
+        else:
+            self.conn.timeout = timeout
+        try:
+            self.conn.request(method, path, body=body, headers=headers or {})
+            response = self.conn.getresponse()
+            data = response.read()
+        except BaseException:
+            self.close()
+            raise
+        if response.will_close:
+            self.close()
+        return response.status, dict((k.lower(), v) for k, v in response.getheaders()), data
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
 def is_sanitized(binary):
     try:
         with open(binary, "rb") as f:
@@ -472,8 +507,12 @@ class KeyRecord:
 
 
 class Traffic:
-    def __init__(self, api_ports, users, clients, seed, give_up, request_timeout):
+    def __init__(self, api_ports, users, clients, seed, give_up, request_timeout, keep_alive=False):
         self.api_ports = api_ports
+        # keep_alive: every other client keeps one connection open across its requests (an app
+        # on keep-alive, which makes HAProxy reuse its connections to the APIs); the others, and
+        # every second tap or resend, open a connection per request.
+        self.keep_alive = keep_alive
         self.users = users  # list of (email, customer, token, declines)
         self.clients = clients
         self.seed = seed
@@ -510,16 +549,17 @@ class Traffic:
 
     def _client(self, index):
         rng = random.Random("%s-client-%d" % (self.seed, index))
+        kept = KeptConnection() if self.keep_alive and index % 2 == 1 else None
         try:
             while not self.stop_new.is_set() and not self.abort.is_set():
-                self._one_key(rng)
+                self._one_key(rng, kept)
                 # A short think time between rides.
                 self.abort.wait(rng.uniform(0.0, 0.3))
         except Exception:
             with self.lock:
                 self.errors.append(traceback.format_exc())
 
-    def _one_key(self, rng):
+    def _one_key(self, rng, kept=None):
         # About one ride in seven is for the declining customer; the rest pay.
         declining = [u for u in self.users if u[3]]
         paying = [u for u in self.users if not u[3]]
@@ -555,7 +595,10 @@ class Traffic:
                 self.in_flight += 1
             sent = time.time()
             try:
-                status, response_headers, data = http_call(port, "POST", "/rides", body, headers, timeout)
+                if kept is not None:
+                    status, response_headers, data = kept.call(port, "POST", "/rides", body, headers, timeout)
+                else:
+                    status, response_headers, data = http_call(port, "POST", "/rides", body, headers, timeout)
             except (OSError, http.client.HTTPException):
                 status, response_headers, data = None, {}, b""
             finally:
@@ -1212,7 +1255,7 @@ class Suite:
         # The cluster's clients know only HAProxy; the others pick an API themselves.
         ports = [self.front_port] if self.cluster else [d.port for d in self.apis]
         self.traffic = Traffic(ports, self.users, args.clients, self.seed,
-                               self.profile["give_up"] * self.slow, request_timeout)
+                               self.profile["give_up"] * self.slow, request_timeout, keep_alive=self.cluster)
         self.traffic.start()
         self.run_faults(args.duration)
         self.traffic.stop_new.set()
