@@ -9,14 +9,16 @@
 #   scripts/cluster.sh env DIR                     print the export lines again
 #   scripts/cluster.sh status DIR                  each member: pid or "stopped"; HAProxy's view
 #   scripts/cluster.sh start-member DIR NAME       start one member again, as `start` did
-#   scripts/cluster.sh stop-member DIR NAME [--kill]   stop one (TERM, or --kill: kill -9)
+#   scripts/cluster.sh stop-member DIR NAME [--kill]   stop one: its graceful signal (daemons
+#                                                  TERM, PgBouncer INT, HAProxy USR1) with a
+#                                                  bound, then kill -9; or --kill: kill -9 at once
 #   scripts/cluster.sh restart DIR NAME            stop-member then start-member
 #   scripts/cluster.sh rolling-restart DIR         restart api1 then api2, each only while the
 #                                                  other is up behind HAProxy
 #
 # Members: pgbouncer haproxy stripe-mock api1 api2 enqueuer1 enqueuer2 completer1 completer2
 # reaper (PostgreSQL and Redis are scripts/local-servers.sh's, in DIR/servers). An API started
-# again is waited for until HAProxy reports it UP.
+# again is waited for until HAProxy reports it UP; an API stopped, until HAProxy has it out.
 #
 # Binaries come from --bin-dir, else $ROCKET_RIDES_BIN, else build/bin; nothing is built here.
 # Settings for the daemons are taken from the environment of `start` (STRIPE_TIMEOUT,
