@@ -14,6 +14,21 @@ then checks the invariants independently (SQL, redis-cli, the provider's /_mock/
   3. every finished 201 staged exactly one job and that job reached Redis (distinct jids);
   4. every client's final answer (status and body) equals the stored response of its key.
 
+The cluster profiles (cluster-short, cluster-long) run the same traffic, faults and checks over
+scripts/cluster.sh's production shape instead: clients go through HAProxy to two APIs, every
+daemon reaches PostgreSQL through PgBouncer in transaction mode (DATABASE_PREPARED_STATEMENTS=off),
+PostgreSQL is durable, and members are killed and started again through the cluster script (the
+one place that knows how each is started; every other client keeps its connection to HAProxy
+open, as an app on keep-alive does). Besides the faults above they restart PgBouncer
+(safe shutdown or kill -9), kill -9 one API behind HAProxy and start it again, and do rolling
+restarts of both APIs (scripts/cluster.sh rolling-restart: SIGTERM one, wait for it to exit,
+start it, wait until HAProxy has it UP, then the other) while the clients keep sending. One more
+invariant there:
+
+  5. no client sees a connection error, a timeout or a 5xx during a rolling restart (every
+     client error is recorded with its start and end; none may overlap a restart's window).
+     Other faults may show clients errors, which they retry.
+
 Prints one summary line and exits 0 only if every invariant holds (1 if one breaks, 2 if the
 harness itself could not run). Every process and server it started is stopped on the way out,
 whatever happens (try/finally, SIGINT/SIGTERM handlers, PR_SET_PDEATHSIG on the children and a
@@ -23,6 +38,7 @@ Python 3 standard library only. Usage:
 
   tests/fault/fault_suite.py --profile short --bin-dir build/bin
   tests/fault/fault_suite.py --profile long --duration 1200 --clients 32 --seed 1234
+  tests/fault/fault_suite.py --profile cluster-short --bin-dir build/bin
 """
 
 import argparse
@@ -46,6 +62,7 @@ import uuid
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 LOCAL_SERVERS = os.path.join(REPO, "scripts", "local-servers.sh")
+CLUSTER = os.path.join(REPO, "scripts", "cluster.sh")
 STRIPE_KEY = "sk_test_fault_suite"
 
 PROFILES = {
@@ -53,6 +70,12 @@ PROFILES = {
     # guaranteed one of each kind; give_up: seconds a client keeps retrying one key.
     "short": dict(duration=75, clients=8, fault_rate=10.0, fast=True, give_up=20.0, quiesce=90.0),
     "long": dict(duration=1200, clients=32, fault_rate=6.0, fast=False, give_up=30.0, quiesce=180.0),
+    # Over scripts/cluster.sh (topology "cluster"): PostgreSQL is always durable there, and two
+    # more kinds of faults need slots, one of them (a rolling restart) several seconds long.
+    "cluster-short": dict(duration=120, clients=8, fault_rate=6.0, fast=False, give_up=20.0, quiesce=90.0,
+                          topology="cluster"),
+    "cluster-long": dict(duration=1200, clients=32, fault_rate=6.0, fast=False, give_up=30.0, quiesce=180.0,
+                         topology="cluster"),
 }
 
 FAULT_KINDS = [
@@ -66,6 +89,16 @@ FAULT_KINDS = [
     "enqueuer_kill",  # kill -9 of an enqueuer, restart
     "completer_kill",  # kill -9 of a completer, restart
 ]
+
+# Only over the cluster topology.
+CLUSTER_FAULT_KINDS = [
+    "pgbouncer_restart",  # PgBouncer stopped (safe shutdown or kill -9), down a while, started
+    "rolling_restart",  # SIGTERM, exit, start, UP behind HAProxy: api1, then api2; must go unseen
+]
+
+
+def _clock(t):
+    return time.strftime("%H:%M:%S", time.localtime(t)) + ("%.3f" % (t % 1))[1:]
 
 
 def log(message):
@@ -151,6 +184,65 @@ class Daemon:
             pass
 
 
+class ClusterMember:
+    """A member of scripts/cluster.sh's cluster, with Daemon's interface: the script starts and
+    stops it (one source of truth for how each member runs); its pid file tells whether it runs.
+    Not our child, so its exit status is unknown."""
+
+    class _Proc:
+        def __init__(self, pid):
+            self.pid = pid
+            self.returncode = None
+
+    def __init__(self, cluster_dir, name, slow, port=None):
+        self.cluster_dir = cluster_dir
+        self.name = name
+        self.slow = slow
+        self.port = port
+        self.log_path = os.path.join(cluster_dir, "logs", name + ".log")
+        self.starts = 1
+        self.kills = 0
+
+    def pid(self):
+        try:
+            with open(os.path.join(self.cluster_dir, "pids", self.name + ".pid")) as f:
+                pid, started = f.read().split()
+            with open("/proc/%s/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            # fields[0] is the state; fields[19] the start time (field 22 of stat).
+            if fields[0] != "Z" and fields[19] == started:
+                return int(pid)
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
+    @property
+    def proc(self):
+        return ClusterMember._Proc(self.pid() or -1)
+
+    def alive(self):
+        return self.pid() is not None
+
+    def _script(self, *args):
+        result = run([CLUSTER] + list(args), timeout=120 * self.slow, check=False)
+        if result.returncode != 0:
+            raise HarnessError("scripts/cluster.sh %s failed (exit %d): %s" % (
+                " ".join(args), result.returncode, result.stderr.decode(errors="replace")[-2000:]))
+
+    def start(self):
+        # Returns once it serves (for an API: once HAProxy has it UP again).
+        self._script("start-member", self.cluster_dir, self.name)
+        self.starts += 1
+
+    def kill9(self):
+        if self.alive():
+            self.kills += 1
+        self._script("stop-member", self.cluster_dir, self.name, "--kill")
+
+    def stop(self, grace=5.0):
+        self._script("stop-member", self.cluster_dir, self.name)
+
+
 def run(argv, env=None, timeout=120, check=True, capture=True):
     result = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, timeout=timeout,
                             stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
@@ -202,6 +294,40 @@ def http_call(port, method, path, body=None, headers=None, timeout=5.0):
         conn.close()
 
 
+class KeptConnection:
+    """One client's keep-alive connection: reused while the server keeps it, opened again after
+    a "Connection: close", an error or a timeout (the request's answer is then unknown)."""
+
+    def __init__(self):
+        self.conn = None
+        self.port = None
+
+    def call(self, port, method, path, body, headers, timeout):
+        if self.conn is None or self.port != port:
+            self.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            self.port = port
+        elif self.conn.sock is not None:
+            self.conn.sock.settimeout(timeout)
+        else:
+            self.conn.timeout = timeout
+        try:
+            self.conn.request(method, path, body=body, headers=headers or {})
+            response = self.conn.getresponse()
+            data = response.read()
+        except BaseException:
+            self.close()
+            raise
+        if response.will_close:
+            self.close()
+        return response.status, dict((k.lower(), v) for k, v in response.getheaders()), data
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
 def is_sanitized(binary):
     try:
         with open(binary, "rb") as f:
@@ -215,9 +341,11 @@ def is_sanitized(binary):
 
 
 class Servers:
-    def __init__(self, work_dir, fast):
+    def __init__(self, work_dir, fast, adopt=False):
+        # adopt: the servers scripts/cluster.sh started in WORK_DIR/servers (see adopt()).
         self.dir = os.path.join(work_dir, "servers")
-        os.makedirs(self.dir)
+        if not adopt:
+            os.makedirs(self.dir)
         self.fast = fast
         self.started = False
         self.pg_up = False
@@ -260,6 +388,20 @@ class Servers:
                 env[name] = value
         self.database_url = env["DATABASE_URL"]
         self.redis_url = env["REDIS_URL"]
+        ports = {}
+        with open(os.path.join(self.dir, "ports")) as f:
+            for line in f:
+                name, _, value = line.strip().partition("=")
+                ports[name] = value
+        self.pg_port = int(ports["PG_PORT"])
+        self.redis_port = int(ports["REDIS_PORT"])
+        self.pg_up = True
+        self.redis_up = True
+
+    def adopt(self, database_url, redis_url):
+        """Servers started by someone else in self.dir (scripts/cluster.sh); they stop them."""
+        self.database_url = database_url
+        self.redis_url = redis_url
         ports = {}
         with open(os.path.join(self.dir, "ports")) as f:
             for line in f:
@@ -365,8 +507,12 @@ class KeyRecord:
 
 
 class Traffic:
-    def __init__(self, api_ports, users, clients, seed, give_up, request_timeout):
+    def __init__(self, api_ports, users, clients, seed, give_up, request_timeout, keep_alive=False):
         self.api_ports = api_ports
+        # keep_alive: every other client keeps one connection open across its requests (an app
+        # on keep-alive, which makes HAProxy reuse its connections to the APIs); the others, and
+        # every second tap or resend, open a connection per request.
+        self.keep_alive = keep_alive
         self.users = users  # list of (email, customer, token, declines)
         self.clients = clients
         self.seed = seed
@@ -380,6 +526,14 @@ class Traffic:
         self.in_flight = 0
         self.threads = []
         self.errors = []
+        # Every request that ended in a connection error, a timeout or a 5xx:
+        # (sent, ended, status or None, key).
+        self.client_errors = []
+
+    def _note(self, sent, status, key):
+        if status is None or status >= 500:
+            with self.lock:
+                self.client_errors.append((sent, time.time(), status, key))
 
     def start(self):
         for i in range(self.clients):
@@ -395,16 +549,17 @@ class Traffic:
 
     def _client(self, index):
         rng = random.Random("%s-client-%d" % (self.seed, index))
+        kept = KeptConnection() if self.keep_alive and index % 2 == 1 else None
         try:
             while not self.stop_new.is_set() and not self.abort.is_set():
-                self._one_key(rng)
+                self._one_key(rng, kept)
                 # A short think time between rides.
                 self.abort.wait(rng.uniform(0.0, 0.3))
         except Exception:
             with self.lock:
                 self.errors.append(traceback.format_exc())
 
-    def _one_key(self, rng):
+    def _one_key(self, rng, kept=None):
         # About one ride in seven is for the declining customer; the rest pay.
         declining = [u for u in self.users if u[3]]
         paying = [u for u in self.users if not u[3]]
@@ -438,13 +593,19 @@ class Traffic:
             with self.lock:
                 self.requests += 1
                 self.in_flight += 1
+            sent = time.time()
             try:
-                status, response_headers, data = http_call(port, "POST", "/rides", body, headers, timeout)
+                if kept is not None:
+                    status, response_headers, data = kept.call(port, "POST", "/rides", body, headers, timeout)
+                else:
+                    status, response_headers, data = http_call(port, "POST", "/rides", body, headers, timeout)
             except (OSError, http.client.HTTPException):
                 status, response_headers, data = None, {}, b""
             finally:
                 with self.lock:
                     self.in_flight -= 1
+            if not walk_away:  # a walk-away's own short timeout is no error of the system's
+                self._note(sent, status, key)
             record.last = time.time()
             record.statuses[status] += 1
             if status is not None and (200 <= status < 300 or (400 <= status < 500 and status != 409)):
@@ -467,10 +628,13 @@ class Traffic:
         """One more request on a key; a final answer to it is checked like the main one."""
         with self.lock:
             self.requests += 1
+        sent = time.time()
         try:
             status, response_headers, data = http_call(port, "POST", "/rides", body, headers, self.request_timeout)
         except (OSError, http.client.HTTPException):
+            self._note(sent, None, record.key)
             return
+        self._note(sent, status, record.key)
         if 200 <= status < 300 or (400 <= status < 500 and status != 409):
             with self.lock:
                 record.extra.append((status, data, response_headers.get("idempotent-replayed") == "true"))
@@ -491,7 +655,17 @@ class Suite:
         os.chmod(self.work_dir, 0o755)
         self.log_dir = os.path.join(self.work_dir, "logs")
         os.makedirs(self.log_dir)
-        self.servers = Servers(self.work_dir, self.profile["fast"] if args.fast is None else args.fast)
+        self.cluster = self.profile.get("topology") == "cluster"
+        if self.cluster:
+            # scripts/cluster.sh's PostgreSQL is durable, whatever --fast says.
+            self.cluster_dir = os.path.join(self.work_dir, "cluster")
+            self.servers = Servers(self.cluster_dir, False, adopt=True)
+        else:
+            self.servers = Servers(self.work_dir, self.profile["fast"] if args.fast is None else args.fast)
+        self.pgbouncer = None
+        self.haproxy = None
+        self.front_port = None
+        self.rolling_windows = []  # (start, end) of each rolling restart
         self.apis = []
         self.enqueuers = []
         self.completers = []
@@ -524,7 +698,87 @@ class Suite:
             env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
         return env
 
+    def setup_cluster(self):
+        """The cluster script starts every member; the suite keeps handles on them."""
+        api = self.binary("rocket-rides-api")
+        for name in ("rocket-rides-stripe-mock", "rocket-rides-enqueuer", "rocket-rides-completer",
+                     "rocket-rides-reaper"):
+            self.binary(name)
+        if is_sanitized(api):
+            self.slow = 2.0
+            log("sanitized binaries: timeouts doubled")
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("DATABASE_", "REDIS_", "STRIPE_", "COMPLETER_", "ENQUEUER_", "REAPER_",
+                                    "IDEMPOTENCY_", "MOCK_", "API_", "PORT", "METRICS_", "LOCAL_SERVERS",
+                                    "SHUTDOWN_", "RESPONSE_CACHE_", "TOKEN_CACHE_", "LISTEN_"))}
+        # The same settings the other profiles give their daemons; cluster.sh records them and
+        # starts every member again with them.
+        env.update({"STRIPE_API_KEY": STRIPE_KEY, "STRIPE_TIMEOUT": "1", "IDEMPOTENCY_KEY_LOCK_TIMEOUT": "3",
+                    "ENQUEUER_IDLE_SLEEP": "1", "ENQUEUER_MAX_BACKOFF": "2", "COMPLETER_MIN_AGE": "2",
+                    "COMPLETER_LAST_RUN_THRESHOLD": "1", "COMPLETER_IDLE_SLEEP": "1",
+                    "COMPLETER_MAX_BACKOFF": "2", "SHUTDOWN_TIMEOUT": "5", "SHUTDOWN_DRAIN": "2",
+                    "MOCK_SEED": str(self.seed % (2 ** 62))})
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+        if "detect_leaks=1" in env["ASAN_OPTIONS"]:
+            env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
+        # A guardian outside our process tree, as for the servers of the other profiles: the
+        # members run in sessions of their own, so if this harness is killed outright, it stops
+        # them all. It does nothing once the directory is gone.
+        subprocess.run(
+            ["setsid", "-f", "sh", "-c",
+             'while kill -0 "$1" 2>/dev/null; do sleep 1; done; '
+             '[ -f "$3/cluster.conf" ] && "$2" stop "$3" >/dev/null 2>&1; exit 0',
+             "guardian", str(os.getpid()), CLUSTER, self.cluster_dir],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        log("starting the cluster in %s (scripts/cluster.sh)" % self.cluster_dir)
+        self.cluster_started = True
+        result = run([CLUSTER, "start", self.cluster_dir, "--bin-dir", self.bin_dir], env=env,
+                     timeout=300 * self.slow, check=False)
+        if result.returncode != 0:
+            raise HarnessError("scripts/cluster.sh start failed (exit %d): %s" % (
+                result.returncode, result.stderr.decode(errors="replace")[-3000:]))
+        exports = {}
+        for line in result.stdout.decode().splitlines():
+            if line.startswith("export "):
+                name, _, value = line[len("export "):].partition("=")
+                exports[name] = value
+        self.cluster_env = exports
+        self.servers.adopt(exports["DIRECT_DATABASE_URL"], exports["REDIS_URL"])
+        self.mock_port = int(exports["STRIPE_MOCK_PORT"])
+        self.front_port = int(exports["HAPROXY_PORT"])
+        self.stats_url = exports["HAPROXY_STATS_URL"]
+        log("HAProxy on %d (APIs %s, %s), PgBouncer on %d, PostgreSQL on %d, Redis on %d" % (
+            self.front_port, exports["API1_ADDRESS"], exports["API2_ADDRESS"], int(exports["PGBOUNCER_PORT"]),
+            self.servers.pg_port, self.servers.redis_port))
+
+        def member(name, port=None):
+            return ClusterMember(self.cluster_dir, name, self.slow, port)
+        self.mock = member("stripe-mock", self.mock_port)
+        self.apis = [member("api%d" % i, int(exports["API%d_ADDRESS" % i].rpartition(":")[2])) for i in (1, 2)]
+        self.enqueuers = [member("enqueuer1"), member("enqueuer2")]
+        self.completers = [member("completer1"), member("completer2")]
+        self.pgbouncer = member("pgbouncer")
+        self.haproxy = member("haproxy")
+
+        user_env = dict(env, DATABASE_URL=exports["DATABASE_URL"], DATABASE_PREPARED_STATEMENTS="off")
+        self.create_users(api, user_env)
+
+    def create_users(self, api, env):
+        self.users = []
+        customers = [("cus_fault_a", False), ("cus_fault_b", False), ("cus_fault_c", False),
+                     ("cus_fault_declined", True)]
+        for i, (customer, declines) in enumerate(customers):
+            email = "fault-%d-%d@example.com" % (i, self.seed % 100000)
+            out = run([api, "user", "create", "--email", email, "--stripe-customer", customer], env=env,
+                      timeout=60 * self.slow).stdout.decode().strip().splitlines()
+            if not out:
+                raise HarnessError("user create printed no token")
+            self.users.append((email, customer, out[-1].strip(), declines))
+        self.user_ids = {row["email"]: row["id"] for row in self.servers.psql_json("SELECT id, email FROM users")}
+
     def setup(self):
+        if self.cluster:
+            return self.setup_cluster()
         api = self.binary("rocket-rides-api")
         mock = self.binary("rocket-rides-stripe-mock")
         missing_ok = self.args.allow_missing_daemons
@@ -547,17 +801,7 @@ class Suite:
         self.mock.start()
         self.wait_http(self.mock_port, "/_mock/stats", self.mock)
 
-        self.users = []
-        customers = [("cus_fault_a", False), ("cus_fault_b", False), ("cus_fault_c", False),
-                     ("cus_fault_declined", True)]
-        for i, (customer, declines) in enumerate(customers):
-            email = "fault-%d-%d@example.com" % (i, self.seed % 100000)
-            out = run([api, "user", "create", "--email", email, "--stripe-customer", customer], env=env,
-                      timeout=60 * self.slow).stdout.decode().strip().splitlines()
-            if not out:
-                raise HarnessError("user create printed no token")
-            self.users.append((email, customer, out[-1].strip(), declines))
-        self.user_ids = {row["email"]: row["id"] for row in self.servers.psql_json("SELECT id, email FROM users")}
+        self.create_users(api, env)
 
         for i in range(2):
             port = free_port()
@@ -620,7 +864,7 @@ class Suite:
     # -- faults ---------------------------------------------------------------------------------
 
     def available_kinds(self):
-        kinds = list(FAULT_KINDS)
+        kinds = list(FAULT_KINDS) + (list(CLUSTER_FAULT_KINDS) if self.cluster else [])
         if not self.enqueuers:
             kinds.remove("enqueuer_kill")
         if not self.completers:
@@ -646,8 +890,20 @@ class Suite:
                 time.sleep(rng.uniform(0.2, 1.0))
                 self.mock_config(latency_ms=0)
             time.sleep(rng.uniform(0.3, 2.0))
-            api.start()
+            api.start()  # in the cluster: returns once HAProxy has it UP again
             self.wait_http(api.port, "/healthz", api)
+        elif kind == "pgbouncer_restart":
+            down = rng.uniform(0.5, 3.0)
+            if rng.random() < 0.5:
+                log("fault: kill -9 PgBouncer (pid %d), down %.1fs" % (self.pgbouncer.proc.pid, down))
+                self.pgbouncer.kill9()
+            else:
+                log("fault: PgBouncer safe shutdown (SIGINT), down %.1fs" % down)
+                self.pgbouncer.stop()
+            time.sleep(down)
+            self.pgbouncer.start()
+        elif kind == "rolling_restart":
+            self.rolling_restart()
         elif kind == "pg_restart":
             down = rng.uniform(1.0, 4.0)
             log("fault: PostgreSQL fast stop for %.1fs" % down)
@@ -682,6 +938,27 @@ class Suite:
         else:
             raise AssertionError(kind)
 
+    def rolling_restart(self):
+        """scripts/cluster.sh rolling-restart under traffic, in a window no other fault touches:
+        first the effects of the previous fault must have passed (no client error for 2 s)."""
+        deadline = time.time() + 20 * self.slow
+        while time.time() < deadline:
+            with self.traffic.lock:
+                last = max((e[1] for e in self.traffic.client_errors), default=0.0)
+            if time.time() - last >= 2.0:
+                break
+            time.sleep(0.2)
+        else:
+            log("WARNING: clients still see errors from the previous fault; rolling restart anyway")
+        log("fault: rolling restart of the APIs with %d client requests in flight" % self.traffic.in_flight)
+        start = time.time()
+        try:
+            run([CLUSTER, "rolling-restart", self.cluster_dir], timeout=120 * self.slow)
+        finally:
+            end = time.time()
+            self.rolling_windows.append((start, end))
+        log("rolling restart took %.1fs" % (end - start))
+
     def run_faults(self, duration):
         start = time.time()
         end = start + duration
@@ -713,13 +990,16 @@ class Suite:
     def check_daemons(self):
         # A daemon that died by itself (not by our kill -9) is a finding; bring it back so the
         # run can go on, and say so.
-        for d in self.apis + self.enqueuers + self.completers + [self.mock]:
+        extra = [self.pgbouncer, self.haproxy] if self.cluster else []
+        for d in self.apis + self.enqueuers + self.completers + [self.mock] + extra:
             if not d.alive():
                 code = d.proc.returncode if d.proc else None
                 self.unexpected_exits.append("%s exited with %s" % (d.name, code))
                 log("WARNING: %s exited by itself with %s (see %s)" % (d.name, code, d.log_path))
                 if d is self.mock:
                     raise HarnessError("the provider stand-in died; its state is lost")
+                if d is self.haproxy:
+                    raise HarnessError("HAProxy died (see %s)" % d.log_path)
                 d.start()
                 if d in self.apis:
                     self.wait_http(d.port, "/healthz", d)
@@ -917,6 +1197,19 @@ class Suite:
         for k in foreign:
             findings["foreign_keys"].append("key row %d %s was never sent" % (k["id"], k["idempotency_key"]))
 
+        # 5. (cluster) No client error overlaps a rolling restart.
+        restart_errors = 0
+        if self.cluster:
+            for sent, ended, status, key in self.traffic.client_errors:
+                for start, end in self.rolling_windows:
+                    if sent <= end and ended >= start:
+                        restart_errors += 1
+                        findings["restart_errors"].append(
+                            "key %s: %s at %s-%s during the rolling restart of %s-%s" % (
+                                key, status if status is not None else "no answer", _clock(sent), _clock(ended),
+                                _clock(start), _clock(end)))
+                        break
+
         statuses = collections.Counter()
         for rec in self.traffic.records:
             statuses.update(rec.statuses)
@@ -941,6 +1234,10 @@ class Suite:
         result["mismatched_answers"] = mismatched
         result["unexpected_answers"] = unexpected
         result["unexpected_exits"] = len(self.unexpected_exits)
+        if self.cluster:
+            result["client_errors"] = len(self.traffic.client_errors)
+            result["rolling_restarts"] = len(self.rolling_windows)
+            result["restart_errors"] = restart_errors
         for e in self.unexpected_exits:
             findings["unexpected_exits"].append(e)
         return result, findings, statuses, stats
@@ -955,8 +1252,10 @@ class Suite:
         log("setup took %.1fs; traffic for %ds with %d clients, fault rate %.1f/min" % (
             time.time() - started, args.duration, args.clients, args.fault_rate))
         request_timeout = 5.0 * self.slow
-        self.traffic = Traffic([d.port for d in self.apis], self.users, args.clients, self.seed,
-                               self.profile["give_up"] * self.slow, request_timeout)
+        # The cluster's clients know only HAProxy; the others pick an API themselves.
+        ports = [self.front_port] if self.cluster else [d.port for d in self.apis]
+        self.traffic = Traffic(ports, self.users, args.clients, self.seed,
+                               self.profile["give_up"] * self.slow, request_timeout, keep_alive=self.cluster)
         self.traffic.start()
         self.run_faults(args.duration)
         self.traffic.stop_new.set()
@@ -993,6 +1292,8 @@ class Suite:
             # The checker must see each planted break; anything else it reports is a real one.
             expected = {"duplicates": 1, "orphan_charges": 1, "lost_jobs": 1, "stuck_keys": 1,
                         "mismatched_answers": 1}
+            if self.cluster:
+                expected["restart_errors"] = 1
             missed = [name for name, least in expected.items() if result[name] < least]
             verdict = "CHECKER_MISSED_%s" % ",".join(missed) if missed else "CHECKER_OK"
             print("%s seed=%d elapsed=%.0fs planted=%d result=%s" % (
@@ -1040,8 +1341,28 @@ class Suite:
                           "WHERE id = (SELECT max(id) FROM idempotency_keys WHERE response_code = 402)")
         log("planted: a second charge for key %d, the lost job of key %d, key %d unfinished and locked, "
             "a changed stored 402" % (paid[0]["id"], paid[1]["id"], paid[2]["id"]))
+        if self.cluster:
+            # 5. A client that saw a 502 in the middle of a rolling restart.
+            if not self.rolling_windows:
+                raise HarnessError("no rolling restart to plant a client error in")
+            start, end = self.rolling_windows[0]
+            middle = (start + end) / 2
+            with self.traffic.lock:
+                self.traffic.client_errors.append((middle, middle + 0.01, 502, "planted"))
+            log("planted: a 502 at %s, inside the rolling restart of %s-%s" % (
+                _clock(middle), _clock(start), _clock(end)))
 
     def cleanup(self, keep):
+        if self.cluster:
+            if getattr(self, "cluster_started", False):
+                result = run([CLUSTER, "stop", self.cluster_dir], timeout=300, check=False)
+                if result.returncode != 0:
+                    log("stopping the cluster: %s" % result.stderr.decode(errors="replace")[-2000:])
+            if keep:
+                log("logs kept in %s" % os.path.join(self.cluster_dir, "logs"))
+            else:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
+            return
         for d in self.apis + self.enqueuers + self.completers + ([self.mock] if self.mock else []):
             try:
                 d.stop(grace=5.0)
