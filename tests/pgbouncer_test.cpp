@@ -73,6 +73,23 @@ std::string pooled_backends(PgBouncer& bouncer) { return bouncer.admin("SHOW SER
 
 BOOST_FIXTURE_TEST_SUITE(through_pgbouncer, BouncerFixture)
 
+BOOST_AUTO_TEST_CASE(the_fixture_runs_the_policy_of_deploy_pgbouncer_ini) {
+  // An %include that goes wrong fails silently (PgBouncer runs on its defaults): check what is in
+  // force against keys the deploy file changes from those defaults.
+  auto config = bouncer.admin("SHOW CONFIG");
+  auto value_of = [&](const std::string& key) {
+    auto at = config.find("\n" + key + "|");
+    if (at == std::string::npos) at = config.starts_with(key + "|") ? 0 : std::string::npos;
+    if (at == std::string::npos) return std::string("(absent)");
+    at = config.find('|', at) + 1;
+    return config.substr(at, config.find('|', at) - at);
+  };
+  BOOST_TEST(value_of("pool_mode") == "transaction");
+  BOOST_TEST(value_of("query_wait_timeout") == "10");
+  BOOST_TEST(value_of("server_login_retry") == "1");
+  BOOST_TEST(value_of("default_pool_size") == "2");  // the fixture's own, after the include
+}
+
 BOOST_AUTO_TEST_CASE(named_prepared_statements_break_there_which_is_what_the_fixture_must_show) {
   // The defect this mode exists for: a statement prepared in one transaction's server session is
   // missing from the next one's, or already there under the same name.

@@ -256,7 +256,9 @@ BOOST_AUTO_TEST_CASE(losing_the_database_is_logged_backed_off_and_recovered_from
   // A dropped session alone is replaced unseen (the pool sees it closed before using it): the
   // database must refuse the reconnect too, for a while.
   f.db.refuse_connections(true);
-  BOOST_TEST(daemon.wait_for_output("reaper pass failed", std::chrono::seconds(10)), daemon.output());
+  // Through PgBouncer the failure comes when query_wait_timeout (deploy/pgbouncer.ini: 10 s) ends
+  // the wait for a server session.
+  BOOST_TEST(daemon.wait_for_output("reaper pass failed", std::chrono::seconds(25)), daemon.output());
   f.db.refuse_connections(false);
   BOOST_TEST(daemon.wait_for_output("reaper recovered", std::chrono::seconds(20)), daemon.output());
   f.insert_key("4 days");

@@ -61,22 +61,23 @@ PgBouncer::PgBouncer(const std::string& direct_url, int pool_size) : port_(free_
   const Authority server = authority_of(direct_url);
   std::ofstream(directory_ + "/userlist.txt") << "\"postgres\" \"\"\n";
   config_path_ = directory_ + "/pgbouncer.ini";
+  // The site file: this fixture's own keys around deploy/pgbouncer.ini, the policy production runs,
+  // included right under the one [pgbouncer] header (see that file on why).
   std::ofstream config(config_path_);
   config << "[databases]\n"
          << "* = host=" << server.host << " port=" << server.port << "\n"
          << "[pgbouncer]\n"
+         << "%include " << ROCKET_RIDES_SOURCE_DIR << "/deploy/pgbouncer.ini\n"
          << "listen_addr = 127.0.0.1\n"
          << "listen_port = " << port_ << "\n"
          << "unix_socket_dir =\n"
          << "auth_type = trust\n"
          << "auth_file = " << directory_ << "/userlist.txt\n"
          << "admin_users = postgres\n"
-         << (as_root ? "user = postgres\n" : "") << "pool_mode = transaction\n"
+         << (as_root ? "user = postgres\n" : "")
+         // Fewer server sessions than clients, so that clients really share them.
          << "default_pool_size = " << pool_size << "\n"
-         << "max_client_conn = 1000\n"
-         << "server_check_delay = 0\n"
-         << "server_login_retry = 1\n"
-         << "query_wait_timeout = 3\n";
+         << "reserve_pool_size = 0\n";
   config.close();
   start();
 }
