@@ -9,6 +9,7 @@
 #include "common/api/request_parsing.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/db/outage.hpp"
 #include "common/db/transaction.hpp"
 #include "common/http/error_body.hpp"
 #include "common/metrics/registry.hpp"
@@ -84,13 +85,10 @@ http::Response App::handle(const http::Request& request) {
   } catch (const db::PoolExhausted& e) {
     log::warn("database pool exhausted", {{"request_id", request_id}});
     response = error_response(503, "api_error", "The service is busy; retry shortly.", 1);
-  } catch (const pqxx::broken_connection& e) {
-    log::error("database unreachable", {{"request_id", request_id}, {"error", e.what()}});
-    response = error_response(503, "api_error", "The database is unavailable; retry shortly.", 2);
   } catch (const std::exception& e) {
-    if (db::is_statement_timeout(e)) {
-      log::warn("database statement timed out", {{"request_id", request_id}, {"error", e.what()}});
-      response = error_response(503, "api_error", "The database is busy; retry shortly.", 2);
+    if (auto outage = db::outage_message(e)) {
+      log::warn("database outage", {{"request_id", request_id}, {"error", e.what()}});
+      response = error_response(503, "api_error", *outage, 2);
     } else {
       log::error("request failed", {{"request_id", request_id}, {"error", e.what()}});
       response = error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");

@@ -5,6 +5,7 @@
 
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/db/outage.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/key_statements.hpp"
 
@@ -107,8 +108,9 @@ void try_unlock(db::ConnectionPool& pool, const KeyRow& key) {
 }  // namespace
 
 Outcome PhaseRunner::database_unavailable(const KeyRow& key, const std::string& message, const std::string& error) {
-  // The connection broke or a statement ran past DATABASE_STATEMENT_TIMEOUT: nothing of this
-  // phase committed, so a retry resumes at the same recovery point.
+  // The connection broke, a statement ran past DATABASE_STATEMENT_TIMEOUT, or a COMMIT's outcome is
+  // unknown: the key is wherever the database has it (the phase committed or not), and a retry
+  // with the same key resumes from there.
   try_unlock(pool_, key);
   log::warn("database unavailable during a phase",
             {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", error}});
@@ -191,15 +193,12 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
       log::warn("idempotency key lock lost; the new owner carries on",
                 {{"key_id", key.id}, {"recovery_point", key.recovery_point}});
       return lost;
-    } catch (const pqxx::broken_connection& e) {
-      return database_unavailable(key, "The database is unavailable; retry shortly.", e.what());
     } catch (const pqxx::serialization_failure& e) {
       return conflict(key, e.what());
     } catch (const pqxx::deadlock_detected& e) {
       return conflict(key, e.what());
     } catch (const std::exception& e) {
-      if (db::is_statement_timeout(e))
-        return database_unavailable(key, "The database is busy; retry shortly.", e.what());
+      if (auto outage = db::outage_message(e)) return database_unavailable(key, *outage, e.what());
       return failed(key, e.what());
     }
   }

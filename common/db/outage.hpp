@@ -1,0 +1,17 @@
+// What a failed database call means for whoever answers a client: an outage worth retrying soon
+// (503 with Retry-After), or something else (a bug, a constraint: 500).
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace rr::db {
+
+// For an outage, the message a client gets; nullopt otherwise. Outages: the connection broke
+// (PostgreSQL or PgBouncer restarting), a COMMIT's outcome is unknown because the connection
+// broke during it, or a statement ran past DATABASE_STATEMENT_TIMEOUT. In each, a retry with the
+// same Idempotency-Key finds out what happened and carries on.
+std::optional<std::string> outage_message(const std::exception& error);
+
+}  // namespace rr::db

@@ -1,0 +1,35 @@
+// db::outage_message: which database failures a client should simply retry (503) and which not.
+#include <boost/test/unit_test.hpp>
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+#include "common/db/outage.hpp"
+
+BOOST_AUTO_TEST_SUITE(database_outages)
+
+BOOST_AUTO_TEST_CASE(a_broken_connection_is_an_outage) {
+  auto message = rr::db::outage_message(pqxx::broken_connection("server closed the connection unexpectedly"));
+  BOOST_REQUIRE(message);
+  BOOST_TEST(message->find("unavailable") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_commit_of_unknown_outcome_is_an_outage_to_retry_with_the_same_key) {
+  auto message = rr::db::outage_message(pqxx::in_doubt_error("Connection lost while committing"));
+  BOOST_REQUIRE(message);
+  BOOST_TEST(message->find("same Idempotency-Key") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_statement_timeout_is_an_outage) {
+  auto message = rr::db::outage_message(
+      pqxx::sql_error("canceling statement due to statement timeout", "SELECT pg_sleep(5)", "57014"));
+  BOOST_REQUIRE(message);
+  BOOST_TEST(message->find("busy") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(everything_else_is_not) {
+  BOOST_TEST(!rr::db::outage_message(pqxx::sql_error("duplicate key", "INSERT", "23505")));
+  BOOST_TEST(!rr::db::outage_message(pqxx::unique_violation("duplicate key", "INSERT", "23505")));
+  BOOST_TEST(!rr::db::outage_message(std::runtime_error("a bug")));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
