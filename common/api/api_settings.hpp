@@ -30,6 +30,16 @@ struct ApiSettings {
   // reaper's 72 h, after which a key may be gone.
   std::chrono::milliseconds response_cache_ttl{60000};
   std::size_t response_cache_size = 10000;
+  // API_MAX_CONNECTIONS, default what RLIMIT_NOFILE leaves beside everything else the API opens
+  // (connection_budget.hpp): open client connections at most; at the cap the oldest connection
+  // with no request in progress is closed to make room.
+  std::size_t max_connections = 0;
+  // API_MAX_IN_FLIGHT_PER_USER, default 8: one user's requests in progress at most (queued or
+  // running, counted once the token's user is known); beyond it 429 with Retry-After.
+  std::size_t max_in_flight_per_user = 8;
+  // API_MAX_QUEUED_REQUESTS, default 256: requests waiting for a worker at most; beyond it 503
+  // with Retry-After at once.
+  std::size_t max_queued_requests = 256;
   static ApiSettings from_env(const config::Environment& env);
 };
 
