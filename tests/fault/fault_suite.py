@@ -447,7 +447,9 @@ class Traffic:
                     self.in_flight -= 1
             record.last = time.time()
             record.statuses[status] += 1
-            if status is not None and (200 <= status < 300 or (400 <= status < 500 and status != 409)):
+            # 409 (key in flight) and 429 (too many of this user's requests in progress) are
+            # "retry later", not answers.
+            if status is not None and (200 <= status < 300 or (400 <= status < 500 and status not in (409, 429))):
                 record.status = status
                 record.body = data
                 record.replayed = response_headers.get("idempotent-replayed") == "true"
@@ -471,7 +473,7 @@ class Traffic:
             status, response_headers, data = http_call(port, "POST", "/rides", body, headers, self.request_timeout)
         except (OSError, http.client.HTTPException):
             return
-        if 200 <= status < 300 or (400 <= status < 500 and status != 409):
+        if 200 <= status < 300 or (400 <= status < 500 and status not in (409, 429)):
             with self.lock:
                 record.extra.append((status, data, response_headers.get("idempotent-replayed") == "true"))
 
