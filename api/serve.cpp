@@ -23,6 +23,10 @@
 namespace rr::api {
 namespace {
 
+// The control lane's threads: /readyz (one short query each); two so one slow check does not
+// hold up the next.
+constexpr std::size_t kControlThreads = 2;
+
 // Blocks SIGTERM/SIGINT in every thread (threads inherit the mask) and waits for them here, so
 // no handler runs in a random thread.
 sigset_t block_stop_signals() {
@@ -34,20 +38,27 @@ sigset_t block_stop_signals() {
   return set;
 }
 
-// Feeds systemd's watchdog only while the server answers its own /healthz, so a wedged I/O loop
-// or an exhausted worker pool gets the process restarted.
+// Feeds systemd's watchdog only while the server answers its own /healthz (the acceptor and I/O
+// threads work) and its worker pool makes progress (checked inside the process: the public
+// /healthz is answered on the I/O thread so that it never waits behind work), so a wedged I/O
+// loop or a stuck worker pool gets the process restarted.
 class HealthWatchdog {
  public:
-  HealthWatchdog(std::string address, std::uint16_t port) {
+  HealthWatchdog(http::Server& server, std::string address, std::uint16_t port) {
     auto interval = daemon::watchdog_interval();
     if (!interval) return;
     if (address == "0.0.0.0" || address == "::") address = "127.0.0.1";
     if (address.find(':') != std::string::npos) address = "[" + address + "]";
     auto period = std::chrono::duration_cast<std::chrono::milliseconds>(*interval) / 3;
-    thread_ = std::thread([this, url = "http://" + address + ":" + std::to_string(port) + "/healthz", period] {
+    thread_ = std::thread([this, &server, url = "http://" + address + ":" + std::to_string(port) + "/healthz", period] {
       while (!stopping_.load()) {
         try {
-          if (http::send({"GET", url, {}, "", period}).status == 200) daemon::notify_watchdog();
+          bool answers = http::send({"GET", url, {}, "", period}).status == 200;
+          if (answers && server.workers_responsive(period)) {
+            daemon::notify_watchdog();
+          } else if (answers) {
+            log::warn("health check for the watchdog failed", {{"error", "the workers made no progress"}});
+          }
         } catch (const http::TransportError& e) {
           log::warn("health check for the watchdog failed", {{"error", e.what()}});
         }
@@ -99,20 +110,26 @@ int run_server() {
   options.port = settings.port;
   options.worker_threads = settings.worker_threads;
   options.io_threads = settings.io_threads;
+  options.max_connections = settings.max_connections;
+  options.max_queued_requests = settings.max_queued_requests;
+  options.control_threads = kControlThreads;
   http::Server server(
       options, [&app](const http::Request& request) { return app.handle(request); },
-      [&app](const http::Request& request) { return app.handle_in_memory(request); });
+      http::Triage([&app](http::Request& request) { return app.dispatch(request); }));
   server.start();
   log::info("listening", {{"address", settings.bind_address},
                           {"port", server.port()},
                           {"workers", settings.worker_threads},
                           {"io_threads", settings.io_threads},
-                          {"pool_size", settings.database_pool_size}});
+                          {"pool_size", settings.database_pool_size},
+                          {"max_connections", settings.max_connections},
+                          {"max_in_flight_per_user", settings.max_in_flight_per_user},
+                          {"max_queued_requests", settings.max_queued_requests}});
   // Before READY=1, so a busy METRICS_PORT stops the start rather than going unnoticed.
   daemon::MetricsEndpoint metrics(settings.metrics_address, settings.metrics_port,
                                   [&app] { return app.metrics_page().body; });
   daemon::notify_ready();
-  HealthWatchdog watchdog(settings.bind_address, server.port());
+  HealthWatchdog watchdog(server, settings.bind_address, server.port());
 
   int signo = 0;
   sigwait(&stop_signals, &signo);

@@ -3,8 +3,10 @@
 #include <vector>
 
 #include "common/api/api_settings.hpp"
+#include "common/api/connection_budget.hpp"
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
+#include "common/http/connection_limit.hpp"
 
 using rr::config::ConfigError;
 using rr::config::Environment;
@@ -157,6 +159,54 @@ BOOST_AUTO_TEST_CASE(shutdown_drain_is_seconds_between_0_and_3600_and_off_by_def
                }) == "SHUTDOWN_DRAIN",
                "value " << bad);
   }
+}
+
+BOOST_AUTO_TEST_CASE(hostile_client_limits_have_defaults_and_bounds) {
+  std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
+  auto with = [&](std::map<std::string, std::string> extra) {
+    extra.insert(base.begin(), base.end());
+    return Environment::from_map(extra);
+  };
+  auto defaults = rr::api::ApiSettings::from_env(with({}));
+  BOOST_TEST(defaults.max_in_flight_per_user == 8u);
+  BOOST_TEST(defaults.max_queued_requests == 256u);
+  // The default cap leaves the reserve free below this process's descriptor limit.
+  auto limit = rr::http::descriptor_limit();
+  auto reserved =
+      rr::api::reserved_descriptors(defaults.database_pool_size, defaults.worker_threads, defaults.io_threads);
+  if (limit) BOOST_TEST(defaults.max_connections == *limit - reserved);
+  auto set = rr::api::ApiSettings::from_env(
+      with({{"API_MAX_CONNECTIONS", "100"}, {"API_MAX_IN_FLIGHT_PER_USER", "2"}, {"API_MAX_QUEUED_REQUESTS", "7"}}));
+  BOOST_TEST(set.max_connections == 100u);
+  BOOST_TEST(set.max_in_flight_per_user == 2u);
+  BOOST_TEST(set.max_queued_requests == 7u);
+  for (const char* name : {"API_MAX_CONNECTIONS", "API_MAX_IN_FLIGHT_PER_USER", "API_MAX_QUEUED_REQUESTS"}) {
+    for (const char* bad : {"0", "-1", "ten", "1.5"}) {
+      BOOST_TEST(failing_variable([&] {
+                   rr::api::ApiSettings::from_env(with({{name, bad}}));
+                 }) == name,
+                 name << "=" << bad);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_connection_cap_stays_below_the_descriptor_limit) {
+  auto env = [](std::map<std::string, std::string> values) { return Environment::from_map(std::move(values)); };
+  // 256 descriptors, 120 kept for the rest: 136 connections at most, and that is the default.
+  BOOST_TEST(rr::api::connection_cap(env({}), 256, 120) == 136u);
+  BOOST_TEST(rr::api::connection_cap(env({{"API_MAX_CONNECTIONS", "136"}}), 256, 120) == 136u);
+  BOOST_TEST(rr::api::connection_cap(env({{"API_MAX_CONNECTIONS", "50"}}), 256, 120) == 50u);
+  for (const char* bad : {"137", "256", "1000"}) {
+    BOOST_TEST(failing_variable([&] {
+                 rr::api::connection_cap(env({{"API_MAX_CONNECTIONS", bad}}), 256, 120);
+               }) == "API_MAX_CONNECTIONS",
+               "value " << bad);
+  }
+  // A limit that leaves (almost) nothing for clients stops the binary rather than starve them.
+  BOOST_TEST(failing_variable([&] { rr::api::connection_cap(env({}), 130, 120); }) == "API_MAX_CONNECTIONS");
+  // Unlimited descriptors: a fixed default, any positive value.
+  BOOST_TEST(rr::api::connection_cap(env({}), std::nullopt, 120) == rr::api::kUnlimitedDefault);
+  BOOST_TEST(rr::api::connection_cap(env({{"API_MAX_CONNECTIONS", "500000"}}), std::nullopt, 120) == 500000u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -34,6 +34,16 @@ struct ApiSettings {
   // served. Never the public PORT: pool sizes and provider outcomes are not for every client.
   std::uint16_t metrics_port = 0;
   std::string metrics_address = "127.0.0.1";
+  // API_MAX_CONNECTIONS, default what RLIMIT_NOFILE leaves beside everything else the API opens
+  // (connection_budget.hpp): open client connections at most; at the cap the oldest connection
+  // with no request in progress is closed to make room.
+  std::size_t max_connections = 0;
+  // API_MAX_IN_FLIGHT_PER_USER, default 8: one user's requests in progress at most (queued or
+  // running, counted once the token's user is known); beyond it 429 with Retry-After.
+  std::size_t max_in_flight_per_user = 8;
+  // API_MAX_QUEUED_REQUESTS, default 256: requests waiting for a worker at most; beyond it 503
+  // with Retry-After at once.
+  std::size_t max_queued_requests = 256;
   static ApiSettings from_env(const config::Environment& env);
 };
 

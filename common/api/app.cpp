@@ -72,14 +72,27 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       stripe_(settings.payment),
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
-      runner_(pool_, std::move(runner_options)) {}
+      runner_(pool_, std::move(runner_options)),
+      in_flight_(settings.max_in_flight_per_user) {}
 
 http::Response App::handle(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   std::string request_id = request_id_for(request);
   http::Response response;
   try {
-    response = route(request);
+    // Held until the answer is ready: the triage's (Request::admission) or one taken here.
+    std::shared_ptr<const void> admission = request.admission;
+    std::optional<http::Response> answer;
+    if (!admission) answer = answer_without_database(request, admission);
+    if (!answer && !admission && needs_user(request)) {
+      // The triage did not know this token's user: look it up (and remember it), then count it.
+      auto admitted = admit(authenticate(request).id);
+      if (auto* refused = std::get_if<http::Response>(&admitted))
+        answer = std::move(*refused);
+      else
+        admission = std::get<std::shared_ptr<const InFlightPerUser::Slot>>(std::move(admitted));
+    }
+    response = answer ? std::move(*answer) : route(request);
   } catch (const ApiError& e) {
     response = error_response(e.status, e.type, e.what(), e.retry_after_seconds);
   } catch (const db::PoolExhausted& e) {
@@ -94,7 +107,7 @@ http::Response App::handle(const http::Request& request) {
       response = error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
     }
   }
-  if (response.status >= 500) name_the_key(request, response);
+  if (response.status >= 500 || response.status == 429) name_the_key(request, response);
   return finish(request, std::move(response), request_id, started);
 }
 
@@ -120,6 +133,22 @@ std::optional<http::Response> App::handle_in_memory(const http::Request& request
   }
   if (!response) return std::nullopt;
   return finish(request, std::move(*response), request_id_for(request), started);
+}
+
+http::Dispatch App::dispatch(http::Request& request) {
+  auto started = std::chrono::steady_clock::now();
+  std::shared_ptr<const void> admission;
+  std::optional<http::Response> answer;
+  try {
+    answer = answer_without_database(request, admission);
+  } catch (const std::exception&) {
+    return {};  // the worker path has the full error boundary
+  }
+  if (answer) return {finish(request, std::move(*answer), request_id_for(request), started), http::Lane::workers};
+  request.admission = std::move(admission);
+  // Readiness runs one short query; on its own lane it never waits behind requests.
+  if (request.path == "/readyz") return {std::nullopt, http::Lane::control};
+  return {};
 }
 
 // The request id, metrics and the access log line, for both paths.
@@ -183,6 +212,8 @@ http::Response App::route(const http::Request& request) {
 
 auth::User App::authenticate(const http::Request& request) {
   std::string token = parse_bearer_token(request);
+  // A user the cache knows needs no connection.
+  if (auto user = auth::cached_user(tokens_, token)) return *user;
   auto conn = pool_.acquire();
   auto user = auth::authenticate_cached(tokens_, conn, token);
   if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");

@@ -6,11 +6,14 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <variant>
 
 #include "common/api/api_settings.hpp"
+#include "common/api/in_flight_per_user.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
+#include "common/http/dispatch.hpp"
 #include "common/http/message.hpp"
 #include "common/idempotency/finished_responses.hpp"
 #include "common/idempotency/phase_runner.hpp"
@@ -28,6 +31,12 @@ class App {
   // process saw finish, a validation error); nullopt sends the request on to handle()
   // on a worker. Never blocks, never throws.
   std::optional<http::Response> handle_in_memory(const http::Request& request);
+  // The server's triage on the I/O thread (common/api/dispatch.cpp): answers what needs no
+  // database (/healthz, 401 for a missing or malformed token, 404, 405, validation errors,
+  // replays from memory, 429 for a user at API_MAX_IN_FLIGHT_PER_USER) and sends /readyz to the
+  // control lane, the rest to the workers. A request of a user known from the token cache takes
+  // its in-flight slot here (Request::admission). Never blocks, never throws.
+  http::Dispatch dispatch(http::Request& request);
 
   // From now on /readyz answers 503 whatever the database says, so load balancers take this
   // process out of rotation while it still serves what they send meanwhile. Thread-safe; for the
@@ -43,6 +52,13 @@ class App {
 
  private:
   http::Response route(const http::Request& request);
+  // The answers that need no database, in the order the contract gives them; nullopt when the
+  // request needs a handler. Takes the request's in-flight slot into `admission` when its user is
+  // known from the token cache.
+  std::optional<http::Response> answer_without_database(const http::Request& request,
+                                                        std::shared_ptr<const void>& admission);
+  // A slot for one more of this user's requests, or the 429 that refuses it.
+  std::variant<std::shared_ptr<const InFlightPerUser::Slot>, http::Response> admit(std::int64_t user_id);
   http::Response post_rides(const http::Request& request);
   struct RideRequest;  // a validated POST /rides
   http::Response post_ride(const RideRequest& ride);
@@ -63,8 +79,12 @@ class App {
   auth::TokenCache tokens_;
   idempotency::FinishedResponses finished_;
   idempotency::PhaseRunner runner_;
+  InFlightPerUser in_flight_;
   std::atomic<bool> draining_{false};
 };
+
+// Whether the route needs the caller's user (POST /rides, GET /rides, GET /rides/{id}).
+bool needs_user(const http::Request& request);
 
 // Builds the JSON error response for an ApiError-like failure.
 http::Response error_response(int status, const std::string& type, const std::string& message,

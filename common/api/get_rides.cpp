@@ -1,6 +1,7 @@
 // GET /rides and GET /rides/{id}: the caller's own rides only; anyone else's is a 404.
 #include "common/api/api_error.hpp"
 #include "common/api/app.hpp"
+#include "common/api/page_query.hpp"
 #include "common/api/request_parsing.hpp"
 #include "common/config/environment.hpp"
 #include "common/db/transaction.hpp"
@@ -15,18 +16,15 @@ const db::Statement kRidesPage{"rides_page",
                                "SELECT " RR_RIDE_VIEW_COLUMNS
                                " FROM rides WHERE user_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) "
                                "ORDER BY id DESC LIMIT $3"};
-constexpr std::int64_t kDefaultPageSize = 20;
-constexpr std::int64_t kMaxPageSize = 100;
 
 }  // namespace
 
 http::Response App::get_ride(const http::Request& request, std::string_view id_text) {
   auto user = authenticate(request);
-  auto id = config::parse_integer(id_text);
-  if (!id || *id <= 0) throw ApiError(404, "invalid_request_error", "No such ride.");
+  auto id = parse_ride_id(id_text);
   auto conn = pool_.acquire();
   db::Transaction tx(conn.conn(), conn.statement_timeout());
-  auto rows = conn.exec(tx, kRideById, *id, user.id);
+  auto rows = conn.exec(tx, kRideById, id, user.id);
   tx.commit();
   if (rows.empty()) throw ApiError(404, "invalid_request_error", "No such ride.");
   return http::Response{200, "application/json", {}, rides::ride_body(rides::ride_view_from(rows[0]))};
@@ -34,19 +32,7 @@ http::Response App::get_ride(const http::Request& request, std::string_view id_t
 
 http::Response App::list_rides(const http::Request& request) {
   auto user = authenticate(request);
-  std::int64_t limit = kDefaultPageSize;
-  if (auto text = query_param(request, "limit")) {
-    auto parsed = config::parse_integer(*text);
-    if (!parsed || *parsed < 1 || *parsed > kMaxPageSize) {
-      throw ApiError(400, "invalid_request_error", "limit must be a whole number from 1 to 100.");
-    }
-    limit = *parsed;
-  }
-  std::optional<std::int64_t> cursor;
-  if (auto text = query_param(request, "cursor")) {
-    cursor = config::parse_integer(*text);
-    if (!cursor || *cursor < 1) throw ApiError(400, "invalid_request_error", "cursor must be a ride id.");
-  }
+  auto [limit, cursor] = parse_page_query(request);
   auto conn = pool_.acquire();
   db::Transaction tx(conn.conn(), conn.statement_timeout());
   // One extra row tells whether there is a next page.

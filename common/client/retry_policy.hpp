@@ -13,8 +13,9 @@ struct RetryPolicy {
   std::chrono::milliseconds max_delay{10000};
 };
 
-// Final answers end the retries: any 2xx, and any 4xx except 409 (a stored 402 included).
-// 409, 5xx and no answer at all are worth retrying with the same key.
+// Final answers end the retries: any 2xx, and any 4xx except 409 and 429 (a stored 402 included).
+// 409 (key in flight), 429 (too many of this user's requests in progress; nothing was written),
+// 5xx and no answer at all are worth retrying with the same key.
 bool is_final_status(int status);
 
 }  // namespace rr::client

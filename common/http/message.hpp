@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,9 @@ struct Request {
   std::vector<std::pair<std::string, std::string>> headers;  // names as sent
   std::string body;
   std::string remote_address;  // peer IP, e.g. "127.0.0.1"
+  // Whatever the I/O thread's triage took for this request and the handler must not take again
+  // (the API: its user's in-flight slot). Released with the request, when the handler is done.
+  std::shared_ptr<const void> admission;
 
   // Case-insensitive lookup of the first header with this name.
   std::optional<std::string_view> header(std::string_view name) const;

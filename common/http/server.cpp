@@ -2,6 +2,7 @@
 // on a worker pool. The only translation unit (with client.cpp) that includes Beast and Asio.
 #include "common/http/server.hpp"
 
+#include "common/http/connection_limit.hpp"
 #include "common/http/error_body.hpp"
 #include "common/http/request_framing.hpp"
 
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "common/base/log.hpp"
+#include "common/base/throttled_warning.hpp"
 
 namespace rr::http {
 namespace {
@@ -48,6 +50,19 @@ Response json_error(int status, std::string_view type, std::string_view message)
   response.status = status;
   response.body = error_body(type, message);
   return response;
+}
+
+// What a full worker queue answers: the client should come back shortly, not wait here.
+Response overloaded() {
+  Response response = json_error(503, "api_error", "The server is busy; retry shortly.");
+  response.with_header("Retry-After", "1");
+  return response;
+}
+
+// Adapts the plain in-memory hook to a triage: answered, or on to the workers.
+Triage triage_from(InMemoryHandler in_memory) {
+  if (!in_memory) return nullptr;
+  return [in_memory = std::move(in_memory)](Request& request) { return Dispatch{in_memory(request), Lane::workers}; };
 }
 
 bool has_line_break(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
@@ -81,18 +96,22 @@ class Session;
 struct ServerCore {
   ServerOptions options;
   Handler handler;
-  InMemoryHandler in_memory;
+  Triage triage;
+  ConnectionLimit connections;
+  log::ThrottledWarning shed_warning{"request queue full: answering 503"};
 
   mutable std::mutex mutex;
   std::condition_variable changed;  // in_flight dropped or a session ended
   std::size_t in_flight = 0;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::unordered_map<ConnectionLimit::Id, std::weak_ptr<Session>> sessions;
 
   std::atomic<bool> accepting{true};
   std::atomic<bool> keep_alive_allowed{true};  // false from close_connections_after_each_answer()
   std::atomic<bool> closing{false};
   std::atomic<bool> stopped{false};
   std::uint16_t bound_port = 0;
+  std::atomic<std::size_t> queued{0};               // posted to the workers, not yet started
+  std::atomic<std::uint64_t> worker_tasks_done{0};  // progress, for workers_responsive()
 
   // One io_context per I/O thread, connections dealt out in turn: a connection's work never
   // crosses threads, so no thread is woken for another's socket.
@@ -103,15 +122,19 @@ struct ServerCore {
   asio::steady_timer accept_retry;
   std::vector<std::thread> io_threads;
   asio::thread_pool workers;
+  std::optional<asio::thread_pool> control;  // Lane::control, when it has threads of its own
 
-  ServerCore(ServerOptions opts, Handler h, InMemoryHandler m)
+  ServerCore(ServerOptions opts, Handler h, Triage t)
       : options(std::move(opts)),
         handler(std::move(h)),
-        in_memory(std::move(m)),
+        triage(std::move(t)),
+        connections(options.max_connections),
         iocs(make_io_contexts(options.io_threads)),
         acceptor(asio::make_strand(*iocs.front())),
         accept_retry(acceptor.get_executor()),
-        workers(std::max<std::size_t>(options.worker_threads, 1)) {}
+        workers(std::max<std::size_t>(options.worker_threads, 1)) {
+    if (options.control_threads > 0) control.emplace(options.control_threads);
+  }
 
   static std::vector<std::unique_ptr<asio::io_context>> make_io_contexts(std::size_t threads) {
     std::vector<std::unique_ptr<asio::io_context>> out;
@@ -144,49 +167,65 @@ struct ServerCore {
   }
 
   // On the I/O thread; any failure just sends the request on to the workers.
-  std::optional<Response> answer_in_memory(const Request& request) {
-    if (!in_memory) return std::nullopt;
+  Dispatch dispatch(Request& request) {
+    if (!triage) return {};
     try {
-      return in_memory(request);
+      return triage(request);
     } catch (...) {
-      return std::nullopt;
+      return {};
     }
+  }
+
+  // A place in the workers' queue, or false when it is full.
+  bool try_enqueue() {
+    if (options.max_queued_requests == 0) {
+      ++queued;
+      return true;
+    }
+    auto current = queued.load();
+    do {
+      if (current >= options.max_queued_requests) return false;
+    } while (!queued.compare_exchange_weak(current, current + 1));
+    return true;
   }
 
   std::vector<std::shared_ptr<Session>> live_sessions() {
     std::vector<std::shared_ptr<Session>> out;
     std::lock_guard lock(mutex);
-    for (auto& [raw, weak] : sessions) {
+    for (auto& [id, weak] : sessions) {
       if (auto session = weak.lock()) out.push_back(std::move(session));
     }
     return out;
   }
 
   void do_accept();
+  void make_room(ConnectionLimit::Id id);
   void close_idle_sessions();
   void close_all_sessions();
 };
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, ServerCore& core)
+  Session(tcp::socket socket, ServerCore& core, ConnectionLimit::Id id)
       : remote_address_(peer_address(socket)),
         stream_(std::move(socket)),
         executor_(stream_.get_executor()),
-        core_(core) {}
+        core_(core),
+        id_(id) {}
 
   ~Session() {
     // Only when the io_context was torn down with our handlers still queued.
     if (counted_) core_.end_request();
+    core_.connections.closed(id_);
     std::lock_guard lock(core_.mutex);
-    core_.sessions.erase(this);
+    core_.sessions.erase(id_);
     core_.changed.notify_all();
   }
 
   void start() {
     {
       std::lock_guard lock(core_.mutex);
-      core_.sessions.emplace(this, weak_from_this());
+      core_.sessions.emplace(id_, weak_from_this());
     }
     asio::dispatch(executor_, [self = shared_from_this()] { self->read_next(); });
   }
@@ -200,6 +239,18 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void close_now() {
     asio::post(executor_, [self = shared_from_this()] { self->close(); });
+  }
+
+  // The connection cap needs our place: go now unless a request is in progress, whose answer is
+  // then the last one on this connection.
+  void make_room() {
+    asio::post(executor_, [self = shared_from_this()] {
+      if (self->counted_) {
+        self->evicted_ = true;
+      } else {
+        self->close();
+      }
+    });
   }
 
  private:
@@ -307,10 +358,26 @@ class Session : public std::enable_shared_from_this<Session> {
     request.remote_address = remote_address_;
 
     core_.begin_request();
+    core_.connections.busy(id_);
     counted_ = true;
-    if (auto answer = core_.answer_in_memory(request)) return write(std::move(*answer), keep_alive, head);
-    asio::post(core_.workers, [self = shared_from_this(), request = std::move(request), keep_alive, head]() mutable {
+    auto dispatch = core_.dispatch(request);
+    if (dispatch.answer) return write(std::move(*dispatch.answer), keep_alive, head);
+    if (dispatch.lane == Lane::control && core_.control) {
+      return run_handler(*core_.control, std::move(request), keep_alive, head, false);
+    }
+    if (!core_.try_enqueue()) {
+      core_.shed_warning.note(core_.options.max_queued_requests);
+      return write(overloaded(), keep_alive, head);
+    }
+    run_handler(core_.workers, std::move(request), keep_alive, head, true);
+  }
+
+  void run_handler(asio::thread_pool& lane, Request request, bool keep_alive, bool head, bool queued) {
+    asio::post(lane, [self = shared_from_this(), request = std::move(request), keep_alive, head, queued]() mutable {
+      if (queued) --self->core_.queued;
       Response response = self->core_.call_handler(request);
+      request = Request{};  // gives back what the triage took for it (Request::admission) now
+      if (queued) ++self->core_.worker_tasks_done;
       // Back to the connection's strand: only it touches the stream.
       asio::post(self->executor_, [self, response = std::move(response), keep_alive, head]() mutable {
         self->write(std::move(response), keep_alive, head);
@@ -323,7 +390,7 @@ class Session : public std::enable_shared_from_this<Session> {
       release();
       return close();
     }
-    keep_alive = keep_alive && core_.accepting && core_.keep_alive_allowed;
+    keep_alive = keep_alive && core_.accepting && core_.keep_alive_allowed && !evicted_;
     try {
       response_ = to_beast(std::move(response), keep_alive, head);
     } catch (const std::exception& e) {
@@ -401,6 +468,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void release() {
     if (!counted_) return;
     counted_ = false;
+    core_.connections.idle(id_);
     core_.end_request();
   }
 
@@ -410,12 +478,14 @@ class Session : public std::enable_shared_from_this<Session> {
     error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
+    core_.connections.closed(id_);
   }
 
   const std::string remote_address_;
   beast::tcp_stream stream_;
   const asio::any_io_executor executor_;  // the connection's strand, copied for worker threads
   ServerCore& core_;
+  const ConnectionLimit::Id id_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<bhttp::response<bhttp::string_body>> response_;  // alive until its write ends
@@ -426,6 +496,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool idle_ = false;  // waiting for the first byte of a request
   bool closed_ = false;
   bool counted_ = false;  // holds one unit of in_flight until its response is written or dropped
+  bool evicted_ = false;  // the connection cap took our place: close after the current answer
 };
 
 void ServerCore::do_accept() {
@@ -446,9 +517,25 @@ void ServerCore::do_accept() {
       socket.close(ignored);
       return;
     }
-    std::make_shared<Session>(std::move(socket), *this)->start();
+    auto admission = connections.admit();
+    if (admission.evicted) make_room(*admission.evicted);
+    if (!admission.admitted) {
+      error_code ignored;
+      socket.close(ignored);
+    } else {
+      std::make_shared<Session>(std::move(socket), *this, admission.id)->start();
+    }
     do_accept();
   });
+}
+
+void ServerCore::make_room(ConnectionLimit::Id id) {
+  std::shared_ptr<Session> victim;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = sessions.find(id); it != sessions.end()) victim = it->second.lock();
+  }
+  if (victim) victim->make_room();
 }
 
 void ServerCore::close_idle_sessions() {
@@ -462,13 +549,16 @@ void ServerCore::close_all_sessions() {
 }  // namespace
 
 struct Server::Impl {
-  Impl(ServerOptions options, Handler handler, InMemoryHandler in_memory)
-      : core(std::move(options), std::move(handler), std::move(in_memory)) {}
+  Impl(ServerOptions options, Handler handler, Triage triage)
+      : core(std::move(options), std::move(handler), std::move(triage)) {}
   ServerCore core;
 };
 
 Server::Server(ServerOptions options, Handler handler, InMemoryHandler in_memory)
-    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(in_memory))) {}
+    : Server(std::move(options), std::move(handler), triage_from(std::move(in_memory))) {}
+
+Server::Server(ServerOptions options, Handler handler, Triage triage)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), std::move(triage))) {}
 
 Server::~Server() { stop(); }
 
@@ -541,6 +631,7 @@ void Server::stop() {
   core.close_all_sessions();
   // Handlers cannot be interrupted; their responses find the connection closing and are dropped.
   core.workers.join();
+  if (core.control) core.control->join();
   {
     std::unique_lock lock(core.mutex);
     core.changed.wait_for(lock, kStopGrace, [&] { return core.sessions.empty(); });
@@ -554,6 +645,19 @@ void Server::stop() {
 std::size_t Server::in_flight() const {
   std::lock_guard lock(impl_->core.mutex);
   return impl_->core.in_flight;
+}
+
+bool Server::workers_responsive(std::chrono::milliseconds timeout) {
+  auto& core = impl_->core;
+  auto ran = std::make_shared<std::atomic<bool>>(false);
+  auto done_before = core.worker_tasks_done.load();
+  asio::post(core.workers, [ran] { ran->store(true); });
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (ran->load() || core.worker_tasks_done.load() != done_before) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 }  // namespace rr::http

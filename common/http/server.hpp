@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/http/dispatch.hpp"
 #include "common/http/message.hpp"
 
 namespace rr::http {
@@ -29,11 +30,21 @@ struct ServerOptions {
   std::size_t header_limit = 16 * 1024;
   std::size_t body_limit = 64 * 1024;  // larger bodies get 413
   std::size_t max_requests_per_connection = 10000;
+  // Open connections at most (0: no cap); keep it below the descriptor limit. At the cap a new
+  // connection replaces the oldest one with no request in progress (see ConnectionLimit).
+  std::size_t max_connections = 0;
+  // Requests waiting for a worker at most (0: no bound); beyond it a request is answered 503 with
+  // Retry-After at once instead of waiting without bound.
+  std::size_t max_queued_requests = 0;
+  // Threads of Lane::control; 0 runs that lane on the workers.
+  std::size_t control_threads = 0;
 };
 
 class Server {
  public:
   Server(ServerOptions options, Handler handler, InMemoryHandler in_memory = nullptr);
+  // With a triage on the I/O thread that answers or picks each request's lane.
+  Server(ServerOptions options, Handler handler, Triage triage);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -54,6 +65,9 @@ class Server {
   // Closes every connection and joins the threads. Idempotent.
   void stop();
   std::size_t in_flight() const;
+  // For a watchdog: true when the worker pool runs a probe or finishes any task within `timeout`
+  // (busy workers that make progress are alive; workers all stuck are not). Blocks the caller.
+  bool workers_responsive(std::chrono::milliseconds timeout);
 
  private:
   struct Impl;

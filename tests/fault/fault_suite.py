@@ -608,7 +608,9 @@ class Traffic:
                 self._note(sent, status, key)
             record.last = time.time()
             record.statuses[status] += 1
-            if status is not None and (200 <= status < 300 or (400 <= status < 500 and status != 409)):
+            # 409 (key in flight) and 429 (too many of this user's requests in progress) are
+            # "retry later", not answers.
+            if status is not None and (200 <= status < 300 or (400 <= status < 500 and status not in (409, 429))):
                 record.status = status
                 record.body = data
                 record.replayed = response_headers.get("idempotent-replayed") == "true"
@@ -635,7 +637,7 @@ class Traffic:
             self._note(sent, None, record.key)
             return
         self._note(sent, status, record.key)
-        if 200 <= status < 300 or (400 <= status < 500 and status != 409):
+        if 200 <= status < 300 or (400 <= status < 500 and status not in (409, 429)):
             with self.lock:
                 record.extra.append((status, data, response_headers.get("idempotent-replayed") == "true"))
 

@@ -46,6 +46,9 @@ api::ApiSettings RideFixture::settings(double stripe_timeout_seconds) const {
   s.port = 0;
   s.database_pool_size = 24;
   s.worker_threads = 32;
+  // The workflow suites race many requests of one user on purpose (one key from sixteen threads,
+  // the completer against retries); the per-user limit has its own suite (api_limits_test).
+  s.max_in_flight_per_user = 1000;
   s.shutdown_timeout = std::chrono::seconds(5);
   return s;
 }
