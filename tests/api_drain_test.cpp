@@ -1,12 +1,7 @@
 // "Drain before stop" on the real rocket-rides-api process over real sockets: after SIGTERM,
 // SHUTDOWN_DRAIN seconds of /readyz 503 while everything else is served with "Connection: close",
 // then the listener closes, in-flight requests finish, idle connections close, and exit 0.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
 #include <future>
@@ -17,6 +12,7 @@
 #include "common/http/client.hpp"
 #include "support/notify_socket.hpp"
 #include "support/process.hpp"
+#include "support/raw_connection.hpp"
 #include "support/ride_fixture.hpp"
 #include "support/test_database.hpp"
 
@@ -33,65 +29,6 @@ const std::string kAcceptingStopped = "stopping: no new connections";
 long millis(std::chrono::steady_clock::duration d) {
   return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 }
-
-// A plain loopback socket, to hold a kept-alive connection idle and see the server close it.
-class IdleConnection {
- public:
-  explicit IdleConnection(std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      throw std::runtime_error("cannot connect");
-    }
-  }
-  ~IdleConnection() { ::close(fd_); }
-  IdleConnection(const IdleConnection&) = delete;
-  IdleConnection& operator=(const IdleConnection&) = delete;
-
-  // Sends one bodiless request and reads its answer, which must fit what arrives before a short
-  // pause; enough for /healthz.
-  std::string request(const std::string& path) {
-    std::string text = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
-    if (::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(text.size())) return "";
-    std::string answer;
-    while (answer.find("\r\n\r\n") == std::string::npos || !answer.ends_with("}")) {
-      if (!read_some(answer, 5000ms)) break;
-    }
-    return answer;
-  }
-
-  // True when the server closes the connection (EOF or reset) within the timeout.
-  bool closed_by_peer(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::string ignored;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (!read_some(ignored, left)) return eof_;
-    }
-    return false;
-  }
-
- private:
-  bool read_some(std::string& out, std::chrono::milliseconds timeout) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::max<long>(timeout.count(), 1))) <= 0) return false;
-    char chunk[4096];
-    auto n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n <= 0) {
-      eof_ = true;
-      return false;
-    }
-    out.append(chunk, static_cast<std::size_t>(n));
-    return true;
-  }
-
-  int fd_ = -1;
-  bool eof_ = false;
-};
 
 struct ApiDrainFixture {
   TestDatabase db;
@@ -234,8 +171,9 @@ BOOST_AUTO_TEST_CASE(requests_in_flight_before_and_during_the_drain_get_their_20
 
 BOOST_AUTO_TEST_CASE(an_idle_kept_alive_connection_is_closed_when_the_drain_ends) {
   start_api({{"SHUTDOWN_DRAIN", "2"}});
-  IdleConnection idle(port);
-  auto answer = idle.request("/healthz");
+  RawConnection idle(port);
+  idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto answer = idle.read_response();
   BOOST_REQUIRE_MESSAGE(answer.starts_with("HTTP/1.1 200"), answer);
   BOOST_REQUIRE(answer.find("Connection: close") == std::string::npos);
   api->signal(SIGTERM);

@@ -388,6 +388,10 @@ class Servers:
                 env[name] = value
         self.database_url = env["DATABASE_URL"]
         self.redis_url = env["REDIS_URL"]
+        self._read_ports()
+
+    def _read_ports(self):
+        """The ports scripts/local-servers.sh picked, from its DIR/ports; both servers are up."""
         ports = {}
         with open(os.path.join(self.dir, "ports")) as f:
             for line in f:
@@ -402,15 +406,7 @@ class Servers:
         """Servers started by someone else in self.dir (scripts/cluster.sh); they stop them."""
         self.database_url = database_url
         self.redis_url = redis_url
-        ports = {}
-        with open(os.path.join(self.dir, "ports")) as f:
-            for line in f:
-                name, _, value = line.strip().partition("=")
-                ports[name] = value
-        self.pg_port = int(ports["PG_PORT"])
-        self.redis_port = int(ports["REDIS_PORT"])
-        self.pg_up = True
-        self.redis_up = True
+        self._read_ports()
 
     # The same options scripts/local-servers.sh starts PostgreSQL with.
     def pg_options(self):
