@@ -29,6 +29,24 @@ invariant there:
      client error is recorded with its start and end; none may overlap a restart's window).
      Other faults may show clients errors, which they retry.
 
+Beside the good clients, in every profile, runs a hostile client (two threads, a user of its own,
+or no valid token) that sends at random the probes of the README's "Hostile clients": methods of
+200-4000 bytes on random paths, smuggling shapes (TE gzip, TE with Content-Length, TE in
+HTTP/1.0, two Hosts, no Host, Expect: foo, Content-Encoding: gzip) with a request pipelined behind
+them, a few dozen held and half-sent connections, drip-fed heads, a flood of POST /rides from its
+own user (while the provider is slow, when a fault makes it so), invalid Idempotency-Keys, JSON
+and GET /rides queries. Every probe of an invalid shape carries a key starting "hostile-invalid-".
+
+  6. every answer the API gave the hostile client has the README's status, none a 5xx but 503;
+     a smuggling shape sent straight to an API gets exactly one answer and a closed connection
+     (through HAProxy, which frames requests itself, at most the pipelined /healthz's answer
+     more); every probe is answered, except during faults that stop an API answering (kill -9,
+     PostgreSQL or PgBouncer down, and for probes straight to an API a rolling restart), when
+     connection errors and HAProxy's own 502/503/504 are not counted;
+  7. nothing an invalid shape carried wrote a row: no key row holds "hostile-invalid-", and every
+     key, ride and charge of the hostile user belongs to a valid key it sent; the answers to its
+     valid keys equal what they store.
+
 Prints one summary line and exits 0 only if every invariant holds (1 if one breaks, 2 if the
 harness itself could not run). Every process and server it started is stopped on the way out,
 whatever happens (try/finally, SIGINT/SIGTERM handlers, PR_SET_PDEATHSIG on the children and a
@@ -1969,8 +1987,10 @@ class Suite:
         # The daemons would repair what we break (the completer re-drives a stuck key): stop them.
         for d in self.completers + self.enqueuers:
             d.stop(grace=10.0)
+        # The good clients' keys (the hostile user's flood has 201s too; its plants are below).
         paid = self.servers.psql_json(
-            "SELECT id, user_id, idempotency_key FROM idempotency_keys WHERE response_code = 201 ORDER BY id LIMIT 3")
+            "SELECT id, user_id, idempotency_key FROM idempotency_keys WHERE response_code = 201 AND user_id <> %d "
+            "ORDER BY id LIMIT 3" % self.user_ids[self.hostile_user[0]])
         if len(paid) < 3:
             raise HarnessError("too few paid keys to plant violations")
         customer = next(u[1] for u in self.users if not u[3])
