@@ -29,6 +29,24 @@ invariant there:
      client error is recorded with its start and end; none may overlap a restart's window).
      Other faults may show clients errors, which they retry.
 
+Beside the good clients, in every profile, runs a hostile client (two threads, a user of its own,
+or no valid token) that sends at random the probes of the README's "Hostile clients": methods of
+200-4000 bytes on random paths, smuggling shapes (TE gzip, TE with Content-Length, TE in
+HTTP/1.0, two Hosts, no Host, Expect: foo, Content-Encoding: gzip) with a request pipelined behind
+them, a few dozen held and half-sent connections, drip-fed heads, a flood of POST /rides from its
+own user (while the provider is slow, when a fault makes it so), invalid Idempotency-Keys, JSON
+and GET /rides queries. Every probe of an invalid shape carries a key starting "hostile-invalid-".
+
+  6. every answer the API gave the hostile client has the README's status, none a 5xx but 503;
+     a smuggling shape sent straight to an API gets exactly one answer and a closed connection
+     (through HAProxy, which frames requests itself, at most the pipelined /healthz's answer
+     more); every probe is answered, except during faults that stop an API answering (kill -9,
+     PostgreSQL or PgBouncer down, and for probes straight to an API a rolling restart), when
+     connection errors and HAProxy's own 502/503/504 are not counted;
+  7. nothing an invalid shape carried wrote a row: no key row holds "hostile-invalid-", and every
+     key, ride and charge of the hostile user belongs to a valid key it sent; the answers to its
+     valid keys equal what they store.
+
 Prints one summary line and exits 0 only if every invariant holds (1 if one breaks, 2 if the
 harness itself could not run). Every process and server it started is stopped on the way out,
 whatever happens (try/finally, SIGINT/SIGTERM handlers, PR_SET_PDEATHSIG on the children and a
@@ -639,6 +657,486 @@ class Traffic:
 
 
 # ---------------------------------------------------------------------------------------------
+# The hostile client
+
+
+# Every probe of an invalid shape that carries an Idempotency-Key carries one that starts with
+# this, so the checker can prove that none of them wrote a row (no key row may contain it).
+HOSTILE_PREFIX = "hostile-invalid-"
+# The hostile user's own valid keys (its flood of POST /rides).
+HOSTILE_FLOOD_PREFIX = "hostile-flood-"
+# The second request pipelined behind every smuggling shape: an answer to it on the same
+# connection would mean the API read it as a request of its own.
+PIPELINED = b"GET /healthz HTTP/1.1\r\nHost: rocket-rides\r\n\r\n"
+# Methods for the long-method probe: token characters only (RFC 9110 tchar), so the request line
+# itself is well formed.
+TCHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~"
+
+
+def parse_responses(data):
+    """HTTP/1.1 responses one after another in data: ([(status, headers, body)], rest), where rest
+    is what follows the last complete response (bytes that are no complete answer)."""
+    out = []
+    pos = 0
+    while pos < len(data):
+        end = data.find(b"\r\n\r\n", pos)
+        if end < 0:
+            break
+        lines = data[pos:end].decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+            break
+        status = int(parts[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        start = end + 4
+        if 100 <= status < 200 or status in (204, 304):
+            body, pos = b"", start
+        elif "content-length" in headers and headers["content-length"].isdigit():
+            n = int(headers["content-length"])
+            if start + n > len(data):
+                break
+            body, pos = data[start:start + n], start + n
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            body, at = b"", start
+            while True:
+                line_end = data.find(b"\r\n", at)
+                if line_end < 0:
+                    return out, data[pos:]
+                try:
+                    size = int(data[at:line_end].split(b";")[0], 16)
+                except ValueError:
+                    return out, data[pos:]
+                if size == 0:
+                    trailer_end = data.find(b"\r\n\r\n", line_end)
+                    if trailer_end < 0 and data[line_end:line_end + 4] != b"\r\n\r\n":
+                        return out, data[pos:]
+                    at = (trailer_end if trailer_end >= 0 else line_end) + 4
+                    break
+                body += data[line_end + 2:line_end + 2 + size]
+                at = line_end + 2 + size + 2
+            pos = at
+        else:  # delimited by the close
+            body, pos = data[start:], len(data)
+        if 100 <= status < 200:
+            continue  # an interim answer is no answer
+        out.append((status, headers, body))
+    return out, data[pos:]
+
+
+def from_api(headers, body):
+    """The API answers everything with a JSON body; HAProxy's own error pages are HTML."""
+    return headers.get("server", "") == "rocket-rides" or (
+        headers.get("content-type", "").startswith("application/json") and body.startswith(b"{"))
+
+
+class HostileRecord:
+    """One hostile probe (one connection, or one request of a flood) and what came back."""
+
+    __slots__ = ("kind", "port", "direct", "sent", "ended", "expected", "strict", "answers", "rest", "closed",
+                 "error", "key", "detail")
+
+    def __init__(self, kind, port, direct, expected, strict, key=None, detail=""):
+        self.kind = kind
+        self.port = port
+        self.direct = direct  # straight to an API (not through HAProxy)
+        self.sent = time.time()
+        self.ended = None
+        self.expected = frozenset(expected)  # statuses the README promises for the first answer
+        self.strict = strict  # must be the one answer on its connection, which then closes
+        self.answers = []  # (status, from the API, body)
+        self.rest = b""  # bytes after the last complete answer
+        self.closed = None  # True: the server closed; False: still open at our deadline
+        self.error = None  # connection error or timeout before a complete first answer
+        self.key = key  # its Idempotency-Key, if it sent one
+        self.detail = detail
+
+
+class Hostile:
+    """A hostile client beside the good ones: threads that send, at random, the probes the API
+    defends against (see README "Hostile clients"), and record every answer for the checker.
+    It uses a user of its own (so it never touches the good users' keys) or no valid token."""
+
+    def __init__(self, ports, direct_ports, token, seed, threads, request_timeout, slow):
+        self.ports = ports  # where the good clients go (the APIs, or HAProxy)
+        self.direct_ports = direct_ports  # the APIs themselves (equal to ports without HAProxy)
+        self.token = token
+        self.seed = seed
+        self.thread_count = threads
+        self.request_timeout = request_timeout
+        self.slow = slow
+        self.stop_new = threading.Event()
+        self.abort = threading.Event()
+        # Set by the suite while it holds the provider slow (mock_hang, api_kill_in_flight): the
+        # hostile client floods then, so its requests hold workers on the provider.
+        self.provider_slow = threading.Event()
+        self.lock = threading.Lock()
+        self.records = []
+        self.flood_keys = {}  # key -> params of every valid key the hostile user sent
+        self.flood_answers = []  # (key, status, body) of final answers (201/402) to the flood
+        self.kinds = collections.Counter()
+        self.threads = []
+        self.errors = []
+
+    def start(self):
+        for i in range(self.thread_count):
+            t = threading.Thread(target=self._run, args=(i,), name="hostile-%d" % i, daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def join(self, timeout):
+        deadline = time.time() + timeout
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.time()))
+        return all(not t.is_alive() for t in self.threads)
+
+    def _run(self, index):
+        rng = random.Random("%s-hostile-%d" % (self.seed, index))
+        probes = [(self.long_method, 3), (self.smuggle, 6), (self.idle, 1), (self.drip, 2), (self.flood, 1),
+                  (self.invalid, 6)]
+        try:
+            while not self.stop_new.is_set() and not self.abort.is_set():
+                if self.provider_slow.is_set() and rng.random() < 0.5:
+                    probe = self.flood
+                else:
+                    probe = rng.choices([p for p, _ in probes], weights=[w for _, w in probes])[0]
+                probe(rng)
+                self.abort.wait(rng.uniform(0.0, 0.2))
+        except Exception:
+            with self.lock:
+                self.errors.append(traceback.format_exc())
+
+    def _add(self, record):
+        with self.lock:
+            self.records.append(record)
+            self.kinds[record.kind] += 1
+
+    def _key(self, rng, prefix=HOSTILE_PREFIX):
+        return prefix + uuid.UUID(int=rng.getrandbits(128)).hex
+
+    def _auth(self, rng):
+        """The hostile user's token, mostly; sometimes none or one that is no token at all."""
+        r = rng.random()
+        if r < 0.75:
+            return "Authorization: Bearer %s\r\n" % self.token, False
+        if r < 0.9:
+            return "", True
+        return "Authorization: Bearer hostile-%s\r\n" % uuid.UUID(int=rng.getrandbits(128)).hex, True
+
+    # -- the exchange ---------------------------------------------------------------------------
+
+    def exchange(self, record, data, drip=None, read_to_close=False):
+        """Sends data on a fresh connection (drip: (rng, seconds) to feed it in small pieces over
+        that long), reads the answers, and fills in the record. read_to_close: keep reading until
+        the server closes or the deadline, to see any second answer and whether it closes."""
+        import socket
+        deadline = time.time() + self.request_timeout
+        sock = None
+        got = b""
+        try:
+            sock = socket.create_connection(("127.0.0.1", record.port), timeout=self.request_timeout)
+            record.sent = time.time()
+            if drip:
+                rng, seconds = drip
+                pieces = []
+                at = 0
+                while at < len(data):
+                    n = rng.randint(1, 12)
+                    pieces.append(data[at:at + n])
+                    at += n
+                pause = seconds / max(1, len(pieces))
+                for piece in pieces:
+                    sock.sendall(piece)
+                    time.sleep(pause)
+                deadline = time.time() + self.request_timeout
+            else:
+                sock.sendall(data)
+            while True:
+                remaining = deadline - time.time()
+                if remaining <= 0:
+                    record.closed = False
+                    break
+                sock.settimeout(remaining)
+                try:
+                    chunk = sock.recv(65536)
+                except TimeoutError:
+                    record.closed = False
+                    break
+                if not chunk:
+                    record.closed = True
+                    break
+                got += chunk
+                if not read_to_close:
+                    answers, _ = parse_responses(got)
+                    if answers:
+                        break
+                else:
+                    answers, _ = parse_responses(got)
+                    if len(answers) >= 2 and not record.direct:
+                        break  # HAProxy answered the pipelined request too (see check_hostile)
+                    if answers:
+                        # The answer is complete: a closing server closes at once.
+                        deadline = min(deadline, time.time() + 2.0 * self.slow)
+        except OSError as e:
+            record.error = "%s: %s" % (type(e).__name__, e)
+        finally:
+            if sock is not None:
+                sock.close()
+            record.ended = time.time()
+        answers, rest = parse_responses(got)
+        record.answers = [(status, from_api(headers, body), body) for status, headers, body in answers]
+        record.rest = rest
+        if not answers and record.error is None:
+            record.error = "no complete answer (%d bytes%s)" % (len(got), ", closed" if record.closed else "")
+        self._add(record)
+        return record
+
+    def _target(self, rng):
+        """Where a probe goes: where the good clients go, and through HAProxy now and then
+        straight to an API (only there can one see what the API itself does with a shape)."""
+        if self.direct_ports != self.ports and rng.random() < 0.5:
+            return rng.choice(self.direct_ports), True
+        return rng.choice(self.ports), self.direct_ports == self.ports
+
+    # -- the probes -----------------------------------------------------------------------------
+
+    def long_method(self, rng):
+        """A method of 200 to 4000 bytes on a random path: 405 on a route, 404 elsewhere; its
+        text must never become a metric label (README: at most 4,096 series)."""
+        method = "".join(rng.choice(TCHARS) for _ in range(rng.randint(200, 4000)))
+        routes = ["/rides", "/rides/%d" % rng.randint(1, 10 ** 9), "/healthz", "/readyz"]
+        others = ["/metrics", "/", "/%s" % "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-._~/")
+                                                     for _ in range(rng.randint(1, 600)))]
+        path = rng.choice(routes + others)
+        expected = {405} if path in routes else {404}
+        if path.startswith("/rides/"):
+            expected = {405}
+        port, direct = self._target(rng)
+        auth, _ = self._auth(rng)
+        data = ("%s %s HTTP/1.1\r\nHost: rocket-rides\r\n%sContent-Length: 0\r\n\r\n" % (method, path, auth)).encode()
+        self.exchange(HostileRecord("long_method", port, direct, expected, strict=False,
+                                    detail="%d-byte method on %s" % (len(method), path[:40])), data)
+
+    def smuggle(self, rng):
+        """A framing shape two parsers could read differently, with a request pipelined behind it:
+        exactly one answer (the README's status) and a closed connection."""
+        port, direct = self._target(rng)
+        shape = rng.choice(["te_gzip", "te_chunked_gzip", "te_and_cl", "te_and_cl_smuggle", "http10_te", "two_hosts",
+                            "no_host", "expect_foo", "content_encoding"])
+        # HAProxy serves Transfer-Encoding with Content-Length itself (RFC 9112 section 6.3): it
+        # drops the Content-Length, forwards the chunked body and closes the client's connection
+        # after the answer. The API then gets a valid request, which it serves and, for a valid
+        # body, charges: so through HAProxy this shape sends a valid key of the hostile user's
+        # own (its row is checked like the flood's), not an invalid-shape one.
+        normalized = shape.startswith("te_and_cl") and not direct
+        key = self._key(rng, HOSTILE_FLOOD_PREFIX if normalized else HOSTILE_PREFIX)
+        auth, anonymous = self._auth(rng)
+        if normalized and anonymous:
+            auth = "Authorization: Bearer %s\r\n" % self.token
+        form = urllib.parse.urlencode([("origin_lat", "1.5"), ("origin_lon", "2.5"), ("target_lat", "3.5"),
+                                       ("target_lon", "4.5")]).encode()
+        common = ("Host: rocket-rides\r\n%sIdempotency-Key: %s\r\n"
+                  "Content-Type: application/x-www-form-urlencoded\r\n" % (auth, key)).encode()
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(form), form)
+        shapes = {
+            "te_gzip": (b"POST /rides HTTP/1.1\r\n" + common + b"Transfer-Encoding: gzip\r\n\r\n" + form, 400),
+            "te_chunked_gzip": (b"POST /rides HTTP/1.1\r\n" + common + b"Transfer-Encoding: chunked, gzip\r\n\r\n"
+                                + chunked, 400),
+            "te_and_cl": (b"POST /rides HTTP/1.1\r\n" + common + b"Content-Length: %d\r\n"
+                          b"Transfer-Encoding: chunked\r\n\r\n" % len(chunked) + chunked, 400),
+            "te_and_cl_smuggle": (b"POST /rides HTTP/1.1\r\n" + common + b"Content-Length: %d\r\n"
+                                  b"Transfer-Encoding: chunked\r\n\r\n" % (5 + len(PIPELINED)) + b"0\r\n\r\n", 400),
+            "http10_te": (b"POST /rides HTTP/1.0\r\n" + common + b"Transfer-Encoding: chunked\r\n\r\n" + chunked, 400),
+            "two_hosts": (b"GET /rides HTTP/1.1\r\nHost: rocket-rides\r\nHost: other.example\r\n"
+                          + auth.encode() + b"\r\n", 400),
+            "no_host": (b"POST /rides HTTP/1.1\r\n" + common.replace(b"Host: rocket-rides\r\n", b"")
+                        + b"Content-Length: %d\r\n\r\n" % len(form) + form, 400),
+            "expect_foo": (b"POST /rides HTTP/1.1\r\n" + common + b"Expect: foo\r\nContent-Length: %d\r\n\r\n"
+                           % len(form) + form, 417),
+            "content_encoding": (b"POST /rides HTTP/1.1\r\n" + common + b"Content-Encoding: gzip\r\n"
+                                 b"Content-Length: %d\r\n\r\n" % len(form) + form, 415),
+        }
+        data, status = shapes[shape]
+        # Straight to an API: exactly the README's status, one answer, closed. Through HAProxy,
+        # which frames requests itself: HAProxy refuses the framing shapes itself (400, HTML) or
+        # passes a shape it normalized (TE with CL: it drops the CL), so the API answers a 4xx of
+        # the request it got; HAProxy keeps the client's connection and answers the pipelined
+        # request on a fresh connection to an API (see check_hostile).
+        expected = {status} if direct else set(range(400, 500))
+        if normalized:
+            with self.lock:
+                self.flood_keys[key] = form
+            expected |= {201, 402, 409, 429, 503}
+        record = self.exchange(HostileRecord("smuggle", port, direct, expected, strict=True, key=key,
+                                             detail=shape + (" (normalized by HAProxy)" if normalized else "")),
+                               data + PIPELINED, read_to_close=True)
+        if normalized and record.answers and record.answers[0][0] in (201, 402):
+            with self.lock:
+                self.flood_answers.append((key, record.answers[0][0], record.answers[0][2]))
+
+    def idle(self, rng):
+        """A few dozen connections held open (some silent, some with half a request head) for a
+        few seconds, then each request completed: 200 or a closed connection (one the API may
+        have evicted to make room), never anything else."""
+        import socket
+        count = rng.randint(12, 32)
+        hold = rng.uniform(1.0, 5.0)
+        held = []
+        for _ in range(count):
+            port, direct = self._target(rng)
+            record = HostileRecord("idle", port, direct, {200}, strict=False, detail="held %.1fs" % hold)
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=self.request_timeout)
+            except OSError as e:
+                record.error = "%s: %s" % (type(e).__name__, e)
+                record.ended = time.time()
+                self._add(record)
+                continue
+            half = rng.random() < 0.5
+            if half:
+                try:
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: rocket-rides\r\n")
+                except OSError:
+                    pass
+            held.append((sock, record, half))
+        self.abort.wait(hold)
+        for sock, record, half in held:
+            got = b""
+            try:
+                sock.sendall(b"\r\n" if half else b"GET /healthz HTTP/1.1\r\nHost: rocket-rides\r\n\r\n")
+                sock.settimeout(self.request_timeout)
+                while not parse_responses(got)[0]:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        record.closed = True
+                        break
+                    got += chunk
+            except OSError as e:
+                record.error = "%s: %s" % (type(e).__name__, e)
+            finally:
+                sock.close()
+            record.ended = time.time()
+            answers, record.rest = parse_responses(got)
+            record.answers = [(s, from_api(h, b), b) for s, h, b in answers]
+            if not answers:
+                # Closed while held (evicted, or HAProxy's request timeout): allowed, not counted.
+                record.detail += ", closed before an answer"
+            self._add(record)
+
+    def drip(self, rng):
+        """A request head fed a few bytes at a time over a few seconds (within HAProxy's 10 s for a
+        head and the API's 30 s for a request): answered like any other."""
+        auth, anonymous = self._auth(rng)
+        if rng.random() < 0.5:
+            data = ("GET /rides?limit=%d HTTP/1.1\r\nHost: rocket-rides\r\n%sConnection: close\r\n\r\n"
+                    % (rng.randint(1, 5), auth)).encode()
+            expected = {401} if anonymous else {200}
+        else:
+            key = self._key(rng)
+            data = ("POST /rides HTTP/1.1\r\nHost: rocket-rides\r\n%sIdempotency-Key: %s\r\n"
+                    "Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+                    % (auth, key)).encode()
+            # No parameters: 422; without a token 401, or 422 still (a token of the wrong user
+            # is looked up only after the request is valid).
+            expected = {401, 422} if anonymous else {422}
+        port, direct = self._target(rng)
+        seconds = rng.uniform(1.0, 4.0)
+        self.exchange(HostileRecord("drip", port, direct, expected, strict=False,
+                                    detail="%.1fs for %d bytes" % (seconds, len(data))), data, drip=(rng, seconds))
+
+    def flood(self, rng):
+        """Concurrent POST /rides from the hostile user's own token: a few keys, some sent by
+        several requests at once. Only 201, 402, 409, 429 or 503."""
+        keys = []
+        for _ in range(rng.randint(4, 10)):
+            key = self._key(rng, HOSTILE_FLOOD_PREFIX)
+            params = [("origin_lat", "%.6f" % rng.uniform(-80, 80)), ("origin_lon", "%.6f" % rng.uniform(-170, 170)),
+                      ("target_lat", "%.6f" % rng.uniform(-80, 80)), ("target_lon", "%.6f" % rng.uniform(-170, 170))]
+            with self.lock:
+                self.flood_keys[key] = params
+            keys.extend([(key, params)] * rng.choice([1, 1, 2, 3]))
+        threads = []
+        for key, params in keys:
+            body = urllib.parse.urlencode(params)
+            data = ("POST /rides HTTP/1.1\r\nHost: rocket-rides\r\nAuthorization: Bearer %s\r\n"
+                    "Idempotency-Key: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                    "Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (self.token, key, len(body), body)).encode()
+            port = rng.choice(self.ports)
+            record = HostileRecord("flood", port, self.direct_ports == self.ports, {201, 402, 409, 429, 503},
+                                   strict=False, key=key)
+            t = threading.Thread(target=self._flood_one, args=(record, data), daemon=True)
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join(self.request_timeout + 10)
+
+    def _flood_one(self, record, data):
+        self.exchange(record, data)
+        if record.answers and record.answers[0][0] in (201, 402):
+            with self.lock:
+                self.flood_answers.append((record.key, record.answers[0][0], record.answers[0][2]))
+
+    def invalid(self, rng):
+        """A request of a shape the API refuses (400, or 422 where the README says so), with a key
+        of HOSTILE_PREFIX wherever it sends one: none of them may write a row."""
+        auth, anonymous = self._auth(rng)
+        key = self._key(rng)
+        good = [("origin_lat", "1.5"), ("origin_lon", "2.5"), ("target_lat", "3.5"), ("target_lon", "4.5")]
+        form = urllib.parse.urlencode(good)
+        good_json = '"origin_lat":1.5,"origin_lon":2.5,"target_lat":3.5'
+        cases = {
+            # The key: blank, quoted blank, comma list (what a proxy makes of two), two headers,
+            # too short, too long, not ASCII.
+            "key_blank": ([("Idempotency-Key", "")], "form", form, 400),
+            "key_spaces": ([("Idempotency-Key", "   ")], "form", form, 400),
+            "key_quoted_blank": ([("Idempotency-Key", '"  "')], "form", form, 400),
+            "key_quoted_empty": ([("Idempotency-Key", '""')], "form", form, 400),
+            "key_comma_list": ([("Idempotency-Key", "%s, %s" % (key, self._key(rng)))], "form", form, 400),
+            "key_two_headers": ([("Idempotency-Key", key), ("Idempotency-Key", self._key(rng))], "form", form, 400),
+            "key_short": ([("Idempotency-Key", HOSTILE_PREFIX + "x")], "form", form, 400),
+            "key_long": ([("Idempotency-Key", key + "x" * 256)], "form", form, 400),
+            "key_not_ascii": ([("Idempotency-Key", key + "\u00e9")], "form", form, 400),
+            # The body.
+            "json_bad_utf8": ([("Idempotency-Key", key)], "json",
+                              b'{' + good_json.encode() + b',"target_lon":"\xff\xfe"}', 400),
+            "json_escaped_surrogate": ([("Idempotency-Key", key)], "json",
+                                       '{%s,"target_lon":"\\ud800"}' % good_json, 400),
+            "json_duplicate_key": ([("Idempotency-Key", key)], "json",
+                                   '{%s,"target_lon":4.5,"target_lon":4.6}' % good_json, 400),
+            "json_nested_duplicate": ([("Idempotency-Key", key)], "json",
+                                      '{%s,"target_lon":4.5,"x":{"a":1,"a":2}}' % good_json, 400),
+            "json_malformed": ([("Idempotency-Key", key)], "json", '{%s,"target_lon":4.5' % good_json, 400),
+            "json_not_object": ([("Idempotency-Key", key)], "json", '[%s]' % good_json, 400),
+            "form_repeated_field": ([("Idempotency-Key", key)], "form", form + "&origin_lat=1.6", 422),
+            "form_exponent": ([("Idempotency-Key", key)], "form", form.replace("1.5", "1e1"), 422),
+            "form_out_of_range": ([("Idempotency-Key", key)], "form", form.replace("1.5", "91"), 422),
+            "form_missing": ([("Idempotency-Key", key)], "form", form.rpartition("&")[0], 422),
+            # The query of GET /rides.
+            "limit_repeated": (None, "/rides?limit=1&limit=2", None, 400),
+            "limit_invalid": (None, "/rides?limit=%s" % rng.choice(["x", "-1", "1.5", "", "0x10"]), None, 400),
+            "cursor_repeated": (None, "/rides?cursor=1&cursor=2", None, 400),
+        }
+        case = rng.choice(sorted(cases))
+        headers, kind, body, status = cases[case]
+        expected = {status, 401} if anonymous else {status}
+        if headers is None:
+            data = ("GET %s HTTP/1.1\r\nHost: rocket-rides\r\n%sConnection: close\r\n\r\n" % (kind, auth)).encode()
+            sent_key = None
+        else:
+            if isinstance(body, str):
+                body = body.encode()
+            lines = "".join("%s: %s\r\n" % h for h in headers)
+            content_type = "application/json" if kind == "json" else "application/x-www-form-urlencoded"
+            data = ("POST /rides HTTP/1.1\r\nHost: rocket-rides\r\n%s%sContent-Type: %s\r\nContent-Length: %d\r\n"
+                    "Connection: close\r\n\r\n" % (auth, lines, content_type, len(body))).encode("utf-8") + body
+            sent_key = key
+        port, direct = self._target(rng)
+        self.exchange(HostileRecord("invalid", port, direct, expected, strict=False, key=sent_key, detail=case), data)
+
+
+# ---------------------------------------------------------------------------------------------
 # The suite
 
 
@@ -670,7 +1168,10 @@ class Suite:
         self.mock = None
         self.mock_port = None
         self.traffic = None
+        self.hostile = None
         self.faults = collections.Counter()
+        # (kind, start, end) of every fault injected, for the hostile client's checks.
+        self.fault_windows = []
         self.slow = 1.0
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -772,6 +1273,13 @@ class Suite:
             if not out:
                 raise HarnessError("user create printed no token")
             self.users.append((email, customer, out[-1].strip(), declines))
+        # The hostile client's own user: its keys can never be a good client's.
+        email = "fault-hostile-%d@example.com" % (self.seed % 100000)
+        out = run([api, "user", "create", "--email", email, "--stripe-customer", "cus_fault_hostile"], env=env,
+                  timeout=60 * self.slow).stdout.decode().strip().splitlines()
+        if not out:
+            raise HarnessError("user create printed no token")
+        self.hostile_user = (email, "cus_fault_hostile", out[-1].strip())
         self.user_ids = {row["email"]: row["id"] for row in self.servers.psql_json("SELECT id, email FROM users")}
 
     def setup(self):
@@ -870,6 +1378,15 @@ class Suite:
         return kinds
 
     def inject(self, kind):
+        start = time.time()
+        try:
+            self._inject(kind)
+        finally:
+            if self.hostile is not None:
+                self.hostile.provider_slow.clear()
+            self.fault_windows.append((kind, start, time.time()))
+
+    def _inject(self, kind):
         rng = self.rng
         self.faults[kind] += 1
         if kind in ("api_kill", "api_kill_in_flight"):
@@ -878,6 +1395,7 @@ class Suite:
                 # Charges take most of STRIPE_TIMEOUT: many are in flight when the process dies,
                 # and the provider records them after it is gone.
                 self.mock_config(latency_ms=rng.randint(500, 900))
+                self.provider_slow(True)
                 time.sleep(rng.uniform(0.6, 1.5))
             else:
                 time.sleep(rng.uniform(0.0, 1.0))
@@ -887,6 +1405,7 @@ class Suite:
             if kind == "api_kill_in_flight":
                 time.sleep(rng.uniform(0.2, 1.0))
                 self.mock_config(latency_ms=0)
+                self.provider_slow(False)
             time.sleep(rng.uniform(0.3, 2.0))
             api.start()  # in the cluster: returns once HAProxy has it UP again
             self.wait_http(api.port, "/healthz", api)
@@ -924,8 +1443,10 @@ class Suite:
                 setting = dict(drop_rate=round(rng.uniform(0.3, 0.9), 2))
             log("fault: provider %s for %.1fs" % (json.dumps(setting), length))
             self.mock_config(**setting)
+            self.provider_slow(kind == "mock_hang")
             time.sleep(length)
             self.mock_config(failure_rate=0, latency_ms=0, drop_rate=0)
+            self.provider_slow(False)
         elif kind in ("enqueuer_kill", "completer_kill"):
             group = self.enqueuers if kind == "enqueuer_kill" else self.completers
             d = rng.choice(group)
@@ -935,6 +1456,11 @@ class Suite:
             d.start()
         else:
             raise AssertionError(kind)
+
+    def provider_slow(self, slow):
+        """Tells the hostile client the provider is slow now, so that it floods."""
+        if self.hostile is not None:
+            (self.hostile.provider_slow.set if slow else self.hostile.provider_slow.clear)()
 
     def rolling_restart(self):
         """scripts/cluster.sh rolling-restart under traffic, in a window no other fault touches:
@@ -1035,7 +1561,7 @@ class Suite:
         keys = self.servers.psql_json(
             "SELECT id, user_id, idempotency_key, recovery_point, locked_at IS NOT NULL AS locked, "
             "response_code, response_body, payment_idempotency_key FROM idempotency_keys")
-        rides = self.servers.psql_json("SELECT id, idempotency_key_id, stripe_charge_id FROM rides")
+        rides = self.servers.psql_json("SELECT id, idempotency_key_id, stripe_charge_id, user_id FROM rides")
         staged = self.servers.psql_json("SELECT jid FROM staged_jobs")
         status, _, data = http_call(self.mock_port, "GET", "/_mock/charges", timeout=30)
         if status != 200:
@@ -1191,7 +1717,10 @@ class Suite:
                     findings["mismatched_answers"].append("key %s: second request got %d %r, stored %s %r" % (
                         rec.key, status, body[:200], k["response_code"], stored[:200]))
         client_keys = {(self.user_ids[r.user], r.key) for r in self.traffic.records}
-        foreign = [k for k in keys if (k["user_id"], k["idempotency_key"]) not in client_keys]
+        hostile_id = self.user_ids[self.hostile_user[0]]
+        # The hostile user's rows are checked in check_hostile (invariant 7).
+        foreign = [k for k in keys if (k["user_id"], k["idempotency_key"]) not in client_keys
+                   and k["user_id"] != hostile_id]
         for k in foreign:
             findings["foreign_keys"].append("key row %d %s was never sent" % (k["id"], k["idempotency_key"]))
 
@@ -1238,7 +1767,139 @@ class Suite:
             result["restart_errors"] = restart_errors
         for e in self.unexpected_exits:
             findings["unexpected_exits"].append(e)
+        result.update(self.check_hostile(keys, rides, charges, findings))
         return result, findings, statuses, stats
+
+    # Faults during which the API may not answer at all, or HAProxy answers for it (502, 503 with
+    # no API up, 504): a probe that overlaps one (plus a grace for health checks to notice the
+    # API back) may see a connection error or a HAProxy error page without that being a finding.
+    # A rolling restart counts only for probes straight to an API (that API is down a moment);
+    # through HAProxy it must go unseen, as for the good clients (invariant 5). The provider,
+    # Redis, enqueuer and completer faults never stop the API answering, so they excuse nothing.
+    EXCUSING_FAULTS = ("api_kill", "api_kill_in_flight", "pg_restart", "pgbouncer_restart", "rolling_restart")
+
+    def hostile_excused(self, rec):
+        grace = 2.0 * self.slow
+        ended = rec.ended if rec.ended is not None else rec.sent
+        for kind, start, end in self.fault_windows:
+            if kind not in self.EXCUSING_FAULTS or (kind == "rolling_restart" and not rec.direct):
+                continue
+            if rec.sent <= end + grace and ended >= start:
+                return True
+        return False
+
+    def check_hostile(self, keys, rides, charges, findings):
+        """6. The hostile client: every answer the API gave it has the status the README promises
+        (never a 5xx but 503), a smuggling shape got one answer on a connection the API closed,
+        and every probe got an answer outside the faults that excuse none.
+        7. Nothing it sent with an invalid shape wrote a row: no key row holds HOSTILE_PREFIX, and
+        the hostile user's keys, rides and charges all belong to keys of its valid flood; the
+        flood's final answers equal what their keys store."""
+        h = self.hostile
+        counts = collections.Counter()
+        by_kind = collections.defaultdict(collections.Counter)
+
+        def finding(name, rec, text):
+            counts[name] += 1
+            findings["hostile_" + name].append("%s %s%s %s-%s port %d: %s" % (
+                rec.kind, rec.detail, " (direct)" if rec.direct and self.cluster else "", _clock(rec.sent),
+                _clock(rec.ended or rec.sent), rec.port, text))
+
+        for rec in h.records:
+            excused = self.hostile_excused(rec)
+            first = rec.answers[0] if rec.answers else None
+            by_kind[rec.kind][first[0] if first else "none"] += 1
+            if first is None:
+                # No answer: an idle connection may be closed (evicted, or timed out by HAProxy),
+                # anything else must be answered unless a fault excuses it.
+                if rec.kind == "idle" or excused:
+                    counts["excused"] += rec.kind != "idle"
+                else:
+                    finding("no_answer", rec, rec.error or "no answer")
+                continue
+            counts["answers"] += len(rec.answers)
+            status, api, body = first
+            if not api and excused and status >= 500:
+                counts["excused"] += 1  # HAProxy's own 502/503/504 during a fault
+            elif status >= 500 and status != 503:
+                finding("5xx", rec, "%d from %s: %r" % (status, "the API" if api else "HAProxy", body[:200]))
+            elif status not in rec.expected and not (status == 503 and rec.kind not in ("smuggle", "long_method")):
+                finding("wrong_status", rec, "%d from %s, expected %s: %r" % (
+                    status, "the API" if api else "HAProxy", sorted(rec.expected)[:6], body[:200]))
+            for status, api, body in rec.answers[1:]:
+                if status >= 500 and status != 503 and (api or not excused):
+                    finding("5xx", rec, "later answer %d from %s: %r" % (status, "the API" if api else "HAProxy",
+                                                                         body[:200]))
+            if rec.strict:
+                if rec.direct:
+                    # Straight to the API: the one answer, then the close; the pipelined request
+                    # must never be answered.
+                    if len(rec.answers) > 1 or rec.rest:
+                        finding("second_answers", rec, "%d answers %s and %d more bytes %r" % (
+                            len(rec.answers), [a[0] for a in rec.answers], len(rec.rest), rec.rest[:100]))
+                    elif not rec.closed:
+                        finding("unclosed", rec, "connection still open %.1fs after the answer" % (2.0 * self.slow))
+                else:
+                    # Through HAProxy: it frames requests itself and may keep the client's
+                    # connection after the API refused one (the API closes its own side, so the
+                    # two cannot disagree about where the next request starts). Then HAProxy
+                    # sends the pipelined GET /healthz to an API as the request it is: at most
+                    # that one more answer, and it must be /healthz's.
+                    later = rec.answers[1:]
+                    if rec.rest or len(later) > 1 or any(
+                            a[2] != b'{"status":"ok"}' and not (excused and not a[1]) for a in later):
+                        finding("second_answers", rec, "answers %s %r and %d more bytes" % (
+                            [a[0] for a in rec.answers], [a[2][:80] for a in later], len(rec.rest)))
+
+        # 7. Rows.
+        hostile_id = self.user_ids[self.hostile_user[0]]
+        flood = set(h.flood_keys)
+        bad_rows = {}
+        for k in keys:
+            if HOSTILE_PREFIX in k["idempotency_key"]:
+                bad_rows[k["id"]] = "key row %d %r of user %d holds the invalid-shape prefix" % (
+                    k["id"], k["idempotency_key"], k["user_id"])
+            elif k["user_id"] == hostile_id and k["idempotency_key"] not in flood:
+                bad_rows[k["id"]] = "key row %d %r of the hostile user was never sent as a valid key" % (
+                    k["id"], k["idempotency_key"])
+        hostile_key_ids = {k["id"] for k in keys if k["user_id"] == hostile_id and k["idempotency_key"] in flood}
+        for r in rides:
+            if r["user_id"] == hostile_id and r["idempotency_key_id"] not in hostile_key_ids:
+                bad_rows["ride %d" % r["id"]] = "ride %d of the hostile user has key row %s, no key of its flood" % (
+                    r["id"], r["idempotency_key_id"])
+        flood_payment_keys = {k["payment_idempotency_key"] for k in keys if k["id"] in hostile_key_ids}
+        for c in charges:
+            if c.get("customer") == self.hostile_user[1] and c["idempotency_key"] not in flood_payment_keys:
+                bad_rows["charge " + c["id"]] = "charge %s of the hostile customer (payment key %s) is no flood key's" % (
+                    c["id"], c["idempotency_key"])
+        for text in bad_rows.values():
+            findings["hostile_rows"].append(text)
+        keys_by_user_key = {(k["user_id"], k["idempotency_key"]): k for k in keys}
+        mismatched = 0
+        for key, status, body in h.flood_answers:
+            k = keys_by_user_key.get((hostile_id, key))
+            stored = (k["response_body"] or "").encode() if k else None
+            if k is None or k["response_code"] != status or stored != body:
+                mismatched += 1
+                findings["hostile_mismatched_answers"].append("flood key %s: got %d %r, stored %s %r" % (
+                    key, status, body[:200], k and k["response_code"], stored and stored[:200]))
+
+        log("hostile probes: %s" % ", ".join("%s=%d" % kv for kv in sorted(h.kinds.items())))
+        for kind, statuses in sorted(by_kind.items()):
+            log("hostile %s first answers: %s" % (kind, ", ".join(
+                "%s=%d" % kv for kv in sorted(statuses.items(), key=lambda x: str(x[0])))))
+        result = collections.OrderedDict()
+        result["hostile_probes"] = len(h.records)
+        result["hostile_answers"] = counts["answers"]
+        result["hostile_excused"] = counts["excused"]
+        result["hostile_5xx"] = counts["5xx"]
+        result["hostile_wrong_status"] = counts["wrong_status"]
+        result["hostile_second_answers"] = counts["second_answers"]
+        result["hostile_unclosed"] = counts["unclosed"]
+        result["hostile_no_answer"] = counts["no_answer"]
+        result["hostile_rows"] = len(bad_rows)
+        result["hostile_mismatched_answers"] = mismatched
+        return result
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -1255,8 +1916,14 @@ class Suite:
         self.traffic = Traffic(ports, self.users, args.clients, self.seed,
                                self.profile["give_up"] * self.slow, request_timeout, keep_alive=self.cluster)
         self.traffic.start()
+        # The hostile client goes where the good ones go; through HAProxy it also goes straight to
+        # the APIs now and then, to see what the API itself does with each shape.
+        self.hostile = Hostile(ports, [d.port for d in self.apis], self.hostile_user[2], self.seed, 2,
+                               request_timeout, self.slow)
+        self.hostile.start()
         self.run_faults(args.duration)
         self.traffic.stop_new.set()
+        self.hostile.stop_new.set()
         log("faults stopped (%s); waiting for clients to reach an answer or give up" % dict(self.faults))
         # Clients stop at their give-up bound; the provider is healthy again from here on.
         self.mock_config(failure_rate=0, latency_ms=0, drop_rate=0)
@@ -1264,8 +1931,14 @@ class Suite:
             log("WARNING: clients still running; aborting them")
             self.traffic.abort.set()
             self.traffic.join(request_timeout + 5)
+        if not self.hostile.join(request_timeout * 3 + 30):
+            log("WARNING: the hostile client still runs; aborting it")
+            self.hostile.abort.set()
+            self.hostile.join(request_timeout * 2 + 10)
         if self.traffic.errors:
             raise HarnessError("client thread failed:\n" + "\n".join(self.traffic.errors))
+        if self.hostile.errors:
+            raise HarnessError("hostile client thread failed:\n" + "\n".join(self.hostile.errors))
         log("traffic done after %.1fs; quiescing" % (time.time() - started))
         q_started = time.time()
         quiet = self.quiesce(self.profile["quiesce"] * self.slow)
@@ -1292,6 +1965,7 @@ class Suite:
                         "mismatched_answers": 1}
             if self.cluster:
                 expected["restart_errors"] = 1
+            expected.update(hostile_rows=1, hostile_5xx=1, hostile_second_answers=1)
             missed = [name for name, least in expected.items() if result[name] < least]
             verdict = "CHECKER_MISSED_%s" % ",".join(missed) if missed else "CHECKER_OK"
             print("%s seed=%d elapsed=%.0fs planted=%d result=%s" % (
@@ -1309,8 +1983,10 @@ class Suite:
         # The daemons would repair what we break (the completer re-drives a stuck key): stop them.
         for d in self.completers + self.enqueuers:
             d.stop(grace=10.0)
+        # The good clients' keys (the hostile user's flood has 201s too; its plants are below).
         paid = self.servers.psql_json(
-            "SELECT id, user_id, idempotency_key FROM idempotency_keys WHERE response_code = 201 ORDER BY id LIMIT 3")
+            "SELECT id, user_id, idempotency_key FROM idempotency_keys WHERE response_code = 201 AND user_id <> %d "
+            "ORDER BY id LIMIT 3" % self.user_ids[self.hostile_user[0]])
         if len(paid) < 3:
             raise HarnessError("too few paid keys to plant violations")
         customer = next(u[1] for u in self.users if not u[3])
@@ -1339,6 +2015,21 @@ class Suite:
                           "WHERE id = (SELECT max(id) FROM idempotency_keys WHERE response_code = 402)")
         log("planted: a second charge for key %d, the lost job of key %d, key %d unfinished and locked, "
             "a changed stored 402" % (paid[0]["id"], paid[1]["id"], paid[2]["id"]))
+        # 6. A smuggling probe straight to an API that got a 500 and then a second answer, and
+        # 7. a key row with the invalid-shape prefix (as if an invalid request had written it).
+        planted = HostileRecord("smuggle", self.apis[0].port, True, {400}, strict=True, detail="planted")
+        planted.ended = planted.sent + 0.01
+        planted.closed = True
+        planted.answers = [(500, True, b'{"error":{"type":"api_error","message":"planted"}}'),
+                           (200, True, b'{"status":"ok"}')]
+        self.hostile._add(planted)
+        self.servers.psql(
+            "INSERT INTO idempotency_keys (idempotency_key, locked_at, request_method, request_params, request_path, "
+            "response_code, response_body, recovery_point, user_id) VALUES ('%splanted-%s', NULL, 'POST', '{}', "
+            "'/rides', 402, '{}', 'finished', %d)" % (HOSTILE_PREFIX, uuid.uuid4().hex,
+                                                      self.user_ids[self.hostile_user[0]]))
+        log("planted: a 500 and a second answer on a smuggling connection, a key row with the prefix %s"
+            % HOSTILE_PREFIX)
         if self.cluster:
             # 5. A client that saw a 502 in the middle of a rolling restart.
             if not self.rolling_windows:
@@ -1444,6 +2135,8 @@ def main(argv):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if suite.traffic is not None:
             suite.traffic.abort.set()
+        if suite.hostile is not None:
+            suite.hostile.abort.set()
         suite.cleanup(keep=args.keep or code != 0)
     return code
 
