@@ -23,8 +23,8 @@
 namespace rr::api {
 namespace {
 
-// The control lane's threads: /readyz (one short query each); two so one slow check does not
-// hold up the next.
+// The control lane's threads: /readyz, answered from the readiness pinger's last result (only a
+// process's first check waits for its first ping); two so that wait holds up no other check.
 constexpr std::size_t kControlThreads = 2;
 
 // Blocks SIGTERM/SIGINT in every thread (threads inherit the mask) and waits for them here, so

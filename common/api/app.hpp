@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "common/api/api_settings.hpp"
+#include "common/api/database_readiness.hpp"
 #include "common/api/in_flight_per_user.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
@@ -80,6 +81,7 @@ class App {
   idempotency::FinishedResponses finished_;
   idempotency::PhaseRunner runner_;
   InFlightPerUser in_flight_;
+  DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};
 };
 
