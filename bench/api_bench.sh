@@ -13,8 +13,13 @@
 #
 # Runs: pgbench new-key SQL at 8/32/128 clients; the API with new keys, replays of one key and a
 # 90/10 mix of new keys and retries at 8/32/128 connections (wrk -t2, bench/api_bench/*.lua);
-# pgbench replay SQL at 32. Exits non-zero if the data check or the statement-count check fails;
-# the targets are informational.
+# pgbench replay SQL at 32. The production topology (issue 12): new keys through PgBouncer
+# (deploy/pgbouncer.ini, transaction pooling, an API with DATABASE_PREPARED_STATEMENTS=off) beside
+# the direct API (prepared statements, straight to PostgreSQL) at 32 and 128, ROUNDS alternating
+# pairs; then 512 connections through HAProxy (deploy/haproxy.cfg) in front of two such APIs,
+# sampling PostgreSQL's client backends against PgBouncer's pool size.
+# Exits non-zero if the data check or the statement-count check fails; the targets are
+# informational.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +37,7 @@ for b in rocket-rides-api rocket-rides-stripe-mock rocket-rides-bench-sql; do
   fi
 done
 bin=$PWD/$build/bin
-for tool in wrk pgbench psql curl python3; do
+for tool in wrk pgbench psql curl python3 pgbouncer haproxy; do
   command -v "$tool" >/dev/null || { echo "api_bench: $tool is not installed" >&2; exit 1; }
 done
 
@@ -60,6 +65,8 @@ trap 'exit 143' TERM
 
 # shellcheck source=bench/ports.sh
 . bench/ports.sh
+# shellcheck source=scripts/pgbouncer-site.sh
+. scripts/pgbouncer-site.sh
 now() { date +%s.%N; }
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$DATABASE_URL" "$@"; }
 
@@ -70,6 +77,11 @@ ticks_of() {  # pid
 }
 machine_ticks() {  # busy ticks of all CPUs: user nice system irq softirq steal
   awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+sum_ticks() {  # pids...: their ticks together (one that has exited counts 0)
+  local pid t=0
+  for pid in "$@"; do t=$((t + $(ticks_of "$pid"))); done
+  echo "$t"
 }
 postgres_ticks() {  # the postmaster and all its children; exited backends are in its cutime/cstime
   local pm
@@ -113,32 +125,57 @@ PORT=$api_port STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_ben
   "$bin/rocket-rides-api" >"$dir/api.log" 2>&1 &
 api_pid=$!
 pids+=("$api_pid")
+# Whose CPU the "api" and "proxies" columns show: every API this script runs (an idle one costs
+# nothing), and PgBouncer and HAProxy once started.
+api_pids=("$api_pid")
+proxy_pids=()
 wait_port "$mock_port"
 wait_port "$api_port"
 api_url=http://127.0.0.1:$api_port
 
 # --- pgbench scripts, generated from the product's statement constants
-"$bin/rocket-rides-bench-sql" new-key >"$dir/new_key.sql"
-"$bin/rocket-rides-bench-sql" replay >"$dir/replay.sql"
+# The product opens each transaction with "BEGIN; SET LOCAL statement_timeout = N" in one round
+# trip, and the generator writes it as one compound command ("BEGIN\; SET LOCAL ...;"), which
+# pgbench -M prepared refuses ("cannot insert multiple commands into a prepared statement") while
+# the rest of the script must stay prepared like the API's statements. So each compound BEGIN
+# becomes a pipeline of its statements: still one round trip, the same statements for
+# pg_stat_statements; the explicit transaction stays open after the pipeline's Sync.
+pipeline_compound() {
+  awk '/^BEGIN\\; / { n = split($0, part, /\\; /); print "\\startpipeline"
+      for (i = 1; i <= n; i++) print part[i] (i < n ? ";" : ""); print "\\endpipeline"; next }
+    { print }'
+}
+"$bin/rocket-rides-bench-sql" new-key | pipeline_compound >"$dir/new_key.sql"
+"$bin/rocket-rides-bench-sql" replay | pipeline_compound >"$dir/replay.sql"
+if grep -q '\\;' "$dir/new_key.sql" "$dir/replay.sql"; then
+  echo "api_bench: a compound command other than BEGIN is left in the pgbench scripts:" >&2
+  grep -n '\\;' "$dir/new_key.sql" "$dir/replay.sql" >&2
+  exit 1
+fi
 sql_per_new_key=$("$bin/rocket-rides-bench-sql" count new-key)
 pgbench_defines=()
 while IFS= read -r line; do pgbench_defines+=(-D "$line"); done < <("$bin/rocket-rides-bench-sql" defines)
 pgbench_defines+=(-D "user_id=$pgbench_user" -D lock_token=6f1c2b9e-8a4d-4c3b-9e2f-5d7a1b0c3e4f)
 
 # --- one measured run: $1 = row label, then the load generator's command line.
-# Writes "label<TAB>rps p50 p99 2xx 409 5xx other pg api mock loadgen other-cpu" to $dir/rows.tsv.
+# Writes "label<TAB>rps p50 p99 2xx 409 5xx other pg api mock loadgen proxies other-cpu" to
+# $dir/rows.tsv. If set, the command in $before_load runs after the checkpoint, just before the
+# load starts.
 run_index=0
+before_load=""
 measure() {
   local label=$1 kind=$2 out
   shift 2
   run_index=$((run_index + 1))
   out=$dir/run-$run_index.out
   sql -c "/* api_bench */ CHECKPOINT"  # every run starts without a checkpoint's backlog
-  local pg0 api0 mock0 all0 t0 pg1 api1 mock1 all1 t1 gen
+  if [ -n "$before_load" ]; then $before_load; fi
+  local pg0 api0 mock0 proxy0 all0 t0 pg1 api1 mock1 proxy1 all1 t1 gen
   all0=$(machine_ticks)
   pg0=$(postgres_ticks)
-  api0=$(ticks_of "$api_pid")
+  api0=$(sum_ticks "${api_pids[@]}")
   mock0=$(ticks_of "$mock_pid")
+  proxy0=$(sum_ticks "${proxy_pids[@]}")
   t0=$(now)
   # The wrapper shell waits for the load generator, so its own stat then holds the generator's
   # CPU as cutime+cstime.
@@ -149,16 +186,17 @@ measure() {
   }
   t1=$(now)
   pg1=$(postgres_ticks)
-  api1=$(ticks_of "$api_pid")
+  api1=$(sum_ticks "${api_pids[@]}")
   mock1=$(ticks_of "$mock_pid")
+  proxy1=$(sum_ticks "${proxy_pids[@]}")
   all1=$(machine_ticks)
   gen=$(awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "$out.cpu")
   local cores
   cores=$(awk -v clk="$clk" -v wall="$(echo "$t1 - $t0" | bc -l)" -v pg=$((pg1 - pg0)) -v api=$((api1 - api0)) \
-    -v mock=$((mock1 - mock0)) -v gen="$gen" -v all=$((all1 - all0)) \
-    'BEGIN { other = all - pg - api - mock - gen; if (other < 0) other = 0
-      printf "%.2f %.2f %.2f %.2f %.2f", pg / clk / wall, api / clk / wall, mock / clk / wall, gen / clk / wall,
-        other / clk / wall }')
+    -v mock=$((mock1 - mock0)) -v gen="$gen" -v proxy=$((proxy1 - proxy0)) -v all=$((all1 - all0)) \
+    'BEGIN { other = all - pg - api - mock - gen - proxy; if (other < 0) other = 0
+      printf "%.2f %.2f %.2f %.2f %.2f %.2f", pg / clk / wall, api / clk / wall, mock / clk / wall, gen / clk / wall,
+        proxy / clk / wall, other / clk / wall }')
   local stats
   if [ "$kind" = wrk ]; then
     local r
@@ -182,16 +220,18 @@ measure() {
     stats="$(printf '%.1f' "$tps") $p50 $p99 $done_tx 0 0 ${failed:-0}"
   fi
   printf '%s\t%s %s\n' "$label" "$stats" "$cores" >>"$dir/rows.tsv"
-  printf '  %-28s %s | cores pg/api/mock/loadgen/other %s\n' "$label" "$stats" "$cores"
+  printf '  %-36s %s | cores pg/api/mock/loadgen/proxies/other %s\n' "$label" "$stats" "$cores"
 }
 
 pgbench_run() {  # label script clients
   measure "$1" pgbench pgbench -n -M prepared -c "$3" -j 2 -T "$duration" -f "$2" "${pgbench_defines[@]}" \
     -l --log-prefix="$dir/pgbench-log-$((run_index + 1))" "$pgbench_url"
 }
-wrk_run() {  # label lua connections seconds
-  measure "$1" wrk env BENCH_TOKEN="$token" BENCH_RUN="r$((run_index + 1))-$RANDOM$RANDOM" \
-    BENCH_REPLAY_KEY="${replay_key:-}" wrk -t2 -c"$3" -d"${4:-$duration}s" --latency -s "bench/api_bench/$2" "$api_url"
+wrk_run() {  # label lua connections seconds [url [wrk options...]]
+  local label=$1 lua=$2 c=$3 seconds=${4:-$duration} url=${5:-$api_url}
+  shift $(($# < 5 ? $# : 5))
+  measure "$label" wrk env BENCH_TOKEN="$token" BENCH_RUN="r$((run_index + 1))-$RANDOM$RANDOM" \
+    BENCH_REPLAY_KEY="${replay_key:-}" wrk -t2 -c"$c" -d"${seconds}s" --latency "$@" -s "bench/api_bench/$lua" "$url"
 }
 
 echo "runs of ${duration}s each (columns: rate p50 p99 2xx 409 5xx other):"
@@ -202,36 +242,45 @@ for c in "${connections[@]}"; do pgbench_run "pgbench new-key SQL $c" "$dir/new_
 BENCH_TOKEN=$token BENCH_RUN=warmup-$RANDOM$RANDOM wrk -t2 -c32 -d3s -s bench/api_bench/new_keys.lua "$api_url" \
   >"$dir/warmup.out" 2>&1
 
+# Statements per new key, counted by PostgreSQL while one API serves new keys at 32: reset right
+# before that run, read right after it, so that they hold that API's statements only (pgbench
+# uses a database of its own, the other API is idle, this script's statements say api_bench).
 statement_check_failed=0
-for c in "${connections[@]}"; do
-  if [ "$c" = 32 ]; then
-    # Statements per new key, counted by PostgreSQL while the API serves new keys at 32.
-    sql -c "/* api_bench */ SELECT pg_stat_statements_reset()" >/dev/null
-    created0=$(sql -c "/* api_bench */ SELECT count(*) FROM idempotency_keys WHERE response_code = 201")
+statements_reset() {
+  sql -c "/* api_bench */ SELECT pg_stat_statements_reset()" >/dev/null
+  created0=$(sql -c "/* api_bench */ SELECT count(*) FROM idempotency_keys WHERE response_code = 201")
+}
+statements_read() {  # NAME (file name) DESCRIPTION; sets per_key
+  local name=$1 what=$2 created1 statements created
+  sleep 1  # requests in flight when wrk stopped finish
+  created1=$(sql -c "/* api_bench */ SELECT count(*) FROM idempotency_keys WHERE response_code = 201")
+  sql -F $'\t' -c "/* api_bench */ SELECT calls, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+    WHERE d.datname = current_database() AND query NOT LIKE '%/* api_bench */%' ORDER BY calls DESC" \
+    >"$dir/statements-$name.tsv"
+  statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
+  created=$((created1 - created0))
+  per_key=$(awk -v s="$statements" -v k="$created" 'BEGIN { if (k > 0) printf "%.3f", s / k; else print "nan" }')
+  echo
+  echo "statements per new key, $what: $per_key ($statements statements / $created keys answered 201)," \
+    "pgbench script $sql_per_new_key"
+  if ! awk -v a="$per_key" -v p="$sql_per_new_key" 'BEGIN { d = a - p; if (d < 0) d = -d; exit !(a == a + 0 && d <= 0.02 * p) }'; then
+    statement_check_failed=1
+    echo "!!! STATEMENT COUNT MISMATCH: $what runs $per_key statements per new key, the pgbench script" \
+      "$sql_per_new_key: the pgbench baseline is not the request's SQL. Statements seen (calls, query):" >&2
+    head -n 20 "$dir/statements-$name.tsv" >&2
   fi
+  echo "  per new key: calls / keys, query"
+  awk -F '\t' -v k="$created" 'k > 0 && NR <= 12 { printf "  %6.3f  %s\n", $1 / k, $2 }' "$dir/statements-$name.tsv"
+  echo
+}
+
+for c in "${connections[@]}"; do
+  if [ "$c" = 32 ]; then statements_reset; fi
   wrk_run "API new keys $c" new_keys.lua "$c"
   if [ "$c" = 32 ]; then
-    sleep 1  # requests in flight when wrk stopped finish
-    created1=$(sql -c "/* api_bench */ SELECT count(*) FROM idempotency_keys WHERE response_code = 201")
-    sql -F $'\t' -c "/* api_bench */ SELECT calls, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
-      FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-      WHERE d.datname = current_database() AND query NOT LIKE '%/* api_bench */%' ORDER BY calls DESC" \
-      >"$dir/statements.tsv"
-    api_statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements.tsv")
-    created=$((created1 - created0))
-    api_per_key=$(awk -v s="$api_statements" -v k="$created" 'BEGIN { if (k > 0) printf "%.3f", s / k; else print "nan" }')
-    echo
-    echo "statements per new key: API $api_per_key ($api_statements statements / $created keys answered 201)," \
-      "pgbench script $sql_per_new_key"
-    if ! awk -v a="$api_per_key" -v p="$sql_per_new_key" 'BEGIN { d = a - p; if (d < 0) d = -d; exit !(a == a + 0 && d <= 0.02 * p) }'; then
-      statement_check_failed=1
-      echo "!!! STATEMENT COUNT MISMATCH: the API runs $api_per_key statements per new key, the pgbench script" \
-        "$sql_per_new_key: the pgbench baseline is not the request's SQL. Statements seen (calls, query):" >&2
-      head -n 20 "$dir/statements.tsv" >&2
-    fi
-    echo "  per new key: calls / keys, query"
-    awk -F '\t' -v k="$created" 'k > 0 && NR <= 12 { printf "  %6.3f  %s\n", $1 / k, $2 }' "$dir/statements.tsv"
-    echo
+    statements_read direct "the API straight to PostgreSQL (prepared statements)"
+    api_per_key=$per_key
   fi
 done
 
@@ -264,6 +313,155 @@ wrk_run "API mixed 128 (${memory_seconds}s)" mixed.lua 128 "$memory_seconds"
 rss_kib=$(awk '/^VmRSS:/ { print $2 }' "/proc/$api_pid/status")
 hwm_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$api_pid/status")
 mock_rss_kib=$(awk '/^VmRSS:/ { print $2 }' "/proc/$mock_pid/status")
+
+# --- the production topology (issue 12): PgBouncer running deploy/pgbouncer.ini, written by the
+# same code as scripts/cluster.sh's, and two APIs through it without prepared statements.
+pg_port=$(sed -n 's/^PG_PORT=//p' "$dir/servers/ports")
+pgbouncer_port=$(pick_port)
+pgbouncer_site_write "$dir/pgbouncer" "$pg_port" "$pgbouncer_port" "bench/api_bench.sh for this run"
+pgbouncer_cmd=(pgbouncer "$dir/pgbouncer/pgbouncer.ini")
+if [ "$(id -u)" -eq 0 ]; then
+  # PgBouncer refuses to run as root; setpriv execs in place, so $! is PgBouncer itself.
+  pgbouncer_cmd=(setpriv --reuid=postgres --regid=postgres --init-groups "${pgbouncer_cmd[@]}")
+fi
+echo
+echo "starting PgBouncer (deploy/pgbouncer.ini) and two APIs through it (DATABASE_PREPARED_STATEMENTS=off)..."
+"${pgbouncer_cmd[@]}" </dev/null >"$dir/pgbouncer.log" 2>&1 &
+pgbouncer_pid=$!
+pids+=("$pgbouncer_pid")
+proxy_pids+=("$pgbouncer_pid")
+pooled_url=postgresql://postgres@127.0.0.1:$pgbouncer_port/rocket_rides
+for _ in $(seq 1 100); do
+  if psql -X -Atq "$pooled_url" -c 'SELECT 1' >/dev/null 2>&1; then break; fi
+  kill -0 "$pgbouncer_pid" 2>/dev/null || { echo "api_bench: PgBouncer exited:" >&2; tail -n 20 "$dir/pgbouncer.log" >&2; exit 1; }
+  sleep 0.1
+done
+psql -X -Atq "$pooled_url" -c 'SELECT 1' >/dev/null
+pgbouncer_policy_check "$pgbouncer_port" || { echo "api_bench: PgBouncer does not run deploy/pgbouncer.ini" >&2; exit 1; }
+pgbouncer_setting() {
+  psql -X -At -h 127.0.0.1 -p "$pgbouncer_port" -U postgres -d pgbouncer -c 'SHOW CONFIG' |
+    awk -F'|' -v k="$1" '$1 == k { print $2 }'
+}
+pool_size=$(pgbouncer_setting default_pool_size)
+reserve_pool_size=$(pgbouncer_setting reserve_pool_size)
+max_db_connections=$(pgbouncer_setting max_db_connections)
+pgb_ports=()
+pgb_pids=()
+for i in 1 2; do
+  port=$(pick_port)
+  while [ "$port" = "$mock_port" ] || [ "$port" = "$api_port" ] || [ "$port" = "$pgbouncer_port" ] ||
+    [ "$port" = "${pgb_ports[0]:-}" ]; do port=$(pick_port); done
+  DATABASE_URL=$pooled_url DATABASE_PREPARED_STATEMENTS=off PORT=$port \
+    STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench \
+    "$bin/rocket-rides-api" >"$dir/api-pgbouncer$i.log" 2>&1 &
+  pgb_pids+=("$!")
+  pgb_ports+=("$port")
+  pids+=("$!")
+  api_pids+=("$!")
+done
+for port in "${pgb_ports[@]}"; do
+  wait_port "$port"
+  BENCH_TOKEN=$token BENCH_RUN=warmup-$RANDOM$RANDOM wrk -t2 -c32 -d3s -s bench/api_bench/new_keys.lua \
+    "http://127.0.0.1:$port" >>"$dir/warmup.out" 2>&1
+done
+pgb_url=http://127.0.0.1:${pgb_ports[0]}
+
+# New keys through PgBouncer beside the direct API, in alternating pairs at 32 and 128 (which of
+# the two goes first alternates too). The first pair at 32 also counts the statements of the API
+# through PgBouncer, which must be the same SQL.
+pgbouncer_connections=(32 128)
+for round in $(seq 1 "$rounds"); do
+  for c in "${pgbouncer_connections[@]}"; do
+    if [ $((round % 2)) = 1 ]; then order="direct pgbouncer"; else order="pgbouncer direct"; fi
+    for which in $order; do
+      if [ "$which" = direct ]; then
+        wrk_run "API new keys $c direct #$round" new_keys.lua "$c"
+      else
+        if [ "$round" = 1 ] && [ "$c" = 32 ]; then statements_reset; fi
+        wrk_run "API new keys $c via PgBouncer #$round" new_keys.lua "$c" "$duration" "$pgb_url"
+        if [ "$round" = 1 ] && [ "$c" = 32 ]; then
+          statements_read pgbouncer "the API through PgBouncer (prepared statements off)"
+          pgb_per_key=$per_key
+        fi
+      fi
+    done
+  done
+done
+
+# 512 connections through HAProxy in front of both APIs through PgBouncer. The direct API stops
+# first, so that every client backend PostgreSQL has in this database (but the sampler's own) is
+# one of PgBouncer's server connections.
+kill "$api_pid"
+wait "$api_pid" 2>/dev/null || true
+api_pids=("${pgb_pids[@]}")
+haproxy_port=$(pick_port)
+haproxy_stats_port=$(pick_port)
+while [ "$haproxy_stats_port" = "$haproxy_port" ]; do haproxy_stats_port=$(pick_port); done
+echo "starting HAProxy (deploy/haproxy.cfg) in front of the two APIs through PgBouncer..."
+API1_ADDRESS=127.0.0.1:${pgb_ports[0]} API2_ADDRESS=127.0.0.1:${pgb_ports[1]} \
+  FRONTEND_ADDRESS=127.0.0.1:$haproxy_port STATS_ADDRESS=127.0.0.1:$haproxy_stats_port \
+  haproxy -db -f deploy/haproxy.cfg </dev/null >"$dir/haproxy.log" 2>&1 &
+haproxy_pid=$!
+pids+=("$haproxy_pid")
+proxy_pids+=("$haproxy_pid")
+haproxy_up() {  # both APIs UP in HAProxy's stats
+  curl -fsS --max-time 2 "http://127.0.0.1:$haproxy_stats_port/stats;csv" 2>/dev/null |
+    awk -F, '$1 == "apis" && ($2 == "api1" || $2 == "api2") && $18 == "UP" { n++ } END { exit n != 2 }'
+}
+for _ in $(seq 1 100); do
+  if haproxy_up; then break; fi
+  kill -0 "$haproxy_pid" 2>/dev/null || { echo "api_bench: HAProxy exited:" >&2; tail -n 20 "$dir/haproxy.log" >&2; exit 1; }
+  sleep 0.1
+done
+haproxy_up || { echo "api_bench: HAProxy does not report both APIs UP after 10 s" >&2; exit 1; }
+# PostgreSQL's client backends in the API's database, sampled every 0.5 s during the run (the
+# sampler's own session left out). Started after measure's CHECKPOINT, whose session would
+# otherwise count.
+start_sampler() {
+  # shellcheck disable=SC2016
+  DATABASE_URL=$DATABASE_URL bash -c 'while :; do
+    psql -X -Atq "$DATABASE_URL" -c "/* api_bench */ SELECT count(*) FROM pg_stat_activity
+      WHERE datname = current_database() AND backend_type = '\''client backend'\'' AND pid <> pg_backend_pid()" || true
+    sleep 0.5
+  done' >"$dir/pg_backends.txt" 2>&1 &
+  sampler_pid=$!
+  pids+=("$sampler_pid")
+}
+haproxy_label="API new keys 512 via HAProxy, 2 APIs, PgBouncer"
+before_load=start_sampler
+# wrk's own 2 s timeout would count slow answers as socket errors; HAProxy's "timeout server" (30 s)
+# is when a request really fails, so wrk waits as long.
+wrk_run "$haproxy_label" new_keys.lua 512 "$duration" "http://127.0.0.1:$haproxy_port" --timeout 30s
+before_load=""
+kill "$sampler_pid"
+wait "$sampler_pid" 2>/dev/null || true
+pg_backends_max=$(awk '/^[0-9]+$/ { if ($1 > m) m = $1; n++ } END { print m + 0 }' "$dir/pg_backends.txt")
+pg_backends_samples=$(grep -c '^[0-9][0-9]*$' "$dir/pg_backends.txt" || true)
+# The bound: every client here uses one database and one role, so PgBouncer has one pool, which
+# never holds more than default_pool_size + reserve_pool_size server connections; max_db_connections
+# (the cap across all pools of the database) is looser, unless set lower.
+pool_bound=$((pool_size + reserve_pool_size))
+pool_bound_text="default_pool_size $pool_size + reserve_pool_size $reserve_pool_size"
+if [ "$max_db_connections" -gt 0 ] && [ "$max_db_connections" -lt "$pool_bound" ]; then
+  pool_bound=$max_db_connections
+  pool_bound_text="max_db_connections $max_db_connections"
+fi
+haproxy_socket_errors=$(grep -m1 'Socket errors' "$dir/run-$run_index.out" | sed 's/^ *//' || true)
+kill "$haproxy_pid"
+wait "$haproxy_pid" 2>/dev/null || true
+# What HAProxy saw: an API taken out of rotation (and why), both out, requests it answered itself
+# because no API was UP ("<NOSRV>"). Its state changes appear twice in the log (stderr and the
+# log line): the "[WARNING]" ones are counted.
+haproxy_downs=$(grep -c '^\[WARNING\].* is DOWN' "$dir/haproxy.log" || true)
+haproxy_none=$(grep -c '^\[ALERT\].*has no server available' "$dir/haproxy.log" || true)
+haproxy_down_reason=$(grep -m1 '^\[WARNING\].* is DOWN' "$dir/haproxy.log" | sed 's/.*reason: //; s/, check duration.*//' || true)
+haproxy_nosrv=$(grep -c '<NOSRV>' "$dir/haproxy.log" || true)
+if [ "$haproxy_downs" -gt 0 ]; then
+  echo "  HAProxy took an API out $haproxy_downs times (first: $haproxy_down_reason), both at once" \
+    "$haproxy_none times, and answered $haproxy_nosrv requests itself with no API UP; its first state changes:"
+  { grep -E '^\[WARNING\].* is (DOWN|UP)' "$dir/haproxy.log" || true; } | head -n 8 |
+    sed 's/^\[WARNING\] *([0-9]*) : /    /; s/, check duration.*//' || true
+fi
 
 # --- the data check: every 201 has its ride, charge (known to the provider, once) and receipt
 echo
@@ -319,18 +517,19 @@ fi
 # --- the table
 mkdir -p "$(dirname "$results_file")"
 table=$(awk -F '\t' '
-  { split($2, v, " "); label[NR] = $1; for (i = 1; i <= 12; i++) f[NR, i] = v[i]; n = NR
+  { split($2, v, " "); label[NR] = $1; for (i = 1; i <= 13; i++) f[NR, i] = v[i]; n = NR; rate[$1] = v[1]
     if ($1 ~ /^pgbench new-key SQL [0-9]+$/) { c = $1; sub(/.* /, "", c); base[c] = v[1] }
     if ($1 ~ /^pgbench new-key SQL 32 #/) { pair = $1; sub(/.*#/, "", pair); paired[pair] = v[1] } }
   END {
-    print "| run | req/s (tps) | p50 ms | p99 ms | 2xx | non-2xx 409 / 5xx / other | CPU cores pg / api / mock / loadgen / other | API / pgbench |"
-    print "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: |"
+    print "| run | req/s (tps) | p50 ms | p99 ms | 2xx | non-2xx 409 / 5xx / other | CPU cores pg / api / mock / loadgen / pgbouncer+haproxy / other | API / pgbench | PgBouncer / direct |"
+    print "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"
     for (r = 1; r <= n; r++) {
-      ratio = ""
+      ratio = ""; pooled = ""
       if (label[r] ~ /^API (new keys|mixed) [0-9]+$/) { c = label[r]; sub(/.* /, "", c); if (base[c] > 0) ratio = sprintf("%.2f", f[r, 1] / base[c]) }
       if (label[r] ~ /^API new keys 32 #/) { pair = label[r]; sub(/.*#/, "", pair); if (paired[pair] > 0) ratio = sprintf("%.2f", f[r, 1] / paired[pair]) }
-      printf "| %s | %.0f | %s | %s | %d | %d / %d / %d | %s / %s / %s / %s / %s | %s |\n", label[r], f[r, 1], f[r, 2],
-        f[r, 3], f[r, 4], f[r, 5], f[r, 6], f[r, 7], f[r, 8], f[r, 9], f[r, 10], f[r, 11], f[r, 12], ratio
+      if (label[r] ~ / via PgBouncer #/) { d = label[r]; sub(/ via PgBouncer #/, " direct #", d); if (rate[d] > 0) pooled = sprintf("%.2f", f[r, 1] / rate[d]) }
+      printf "| %s | %.0f | %s | %s | %d | %d / %d / %d | %s / %s / %s / %s / %s / %s | %s | %s |\n", label[r], f[r, 1], f[r, 2],
+        f[r, 3], f[r, 4], f[r, 5], f[r, 6], f[r, 7], f[r, 8], f[r, 9], f[r, 10], f[r, 11], f[r, 12], f[r, 13], ratio, pooled
     }
   }' "$dir/rows.tsv")
 
@@ -370,9 +569,37 @@ targets=$(
       "$r128 >= 0.9 * $r32"
   done
   verdict "API RSS after ${memory_seconds}s of mixed traffic at 128: $((rss_kib / 1024)) MiB < 64 MiB" "$rss_kib < 65536"
+  for c in "${pgbouncer_connections[@]}"; do
+    # The alternating pair (direct, through PgBouncer) with the median ratio.
+    read -r pround pratio < <(for round in $(seq 1 "$rounds"); do
+      awk -v a="$(field "API new keys $c via PgBouncer #$round" 1)" -v b="$(field "API new keys $c direct #$round" 1)" -v r="$round" \
+        'BEGIN { if (b > 0) printf "%d %.3f\n", r, a / b }'
+    done | sort -k2 -n | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }')
+    rp=$(field "API new keys $c via PgBouncer #$pround" 1)
+    rd=$(field "API new keys $c direct #$pround" 1)
+    verdict "new keys at $c through PgBouncer: $rp req/s >= 0.9 x direct $rd (ratio $pratio, the median of $rounds alternating pairs)" \
+      "$rp >= 0.9 * $rd"
+  done
+  errors=0
+  for c in "${pgbouncer_connections[@]}"; do
+    for round in $(seq 1 "$rounds"); do
+      label="API new keys $c via PgBouncer #$round"
+      errors=$((errors + $(field "$label" 5) + $(field "$label" 6) + $(field "$label" 7)))
+    done
+  done
+  verdict "new keys through PgBouncer: no errors ($errors non-2xx or socket errors over $((rounds * ${#pgbouncer_connections[@]})) runs)" \
+    "$errors == 0"
+  h2xx=$(field "$haproxy_label" 4)
+  h409=$(field "$haproxy_label" 5)
+  h5xx=$(field "$haproxy_label" 6)
+  hother=$(field "$haproxy_label" 7)
+  verdict "512 connections via HAProxy, 2 APIs, PgBouncer: no errors ($h2xx 2xx; non-2xx 409 / 5xx / other+socket errors $h409 / $h5xx / $hother; wrk: ${haproxy_socket_errors:-no socket errors}; HAProxy took an API out $haproxy_downs times, both $haproxy_none times, and answered $haproxy_nosrv itself)" \
+    "$h409 + $h5xx + $hother == 0 && $h2xx > 0"
+  verdict "512 connections via HAProxy: PostgreSQL client backends at most $pg_backends_max (max of $pg_backends_samples samples 0.5 s apart) <= the pool $pool_bound ($pool_bound_text; max_db_connections $max_db_connections)" \
+    "$pg_backends_max <= $pool_bound && $pg_backends_samples > 0"
 )
 
-contended=$(awk -F '\t' '{ split($2, v, " "); if (v[12] > 0.25) printf "%s%s", (n++ ? "; " : ""), $1 }' "$dir/rows.tsv")
+contended=$(awk -F '\t' '{ split($2, v, " "); if (v[13] > 0.25) printf "%s%s", (n++ ? "; " : ""), $1 }' "$dir/rows.tsv")
 report=$(
   echo "## bench/api_bench.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, ${duration}s per run"
   echo
@@ -382,7 +609,7 @@ report=$(
   if [ -n "$contended" ]; then
     echo "**Other processes used more than 0.25 cores during: $contended. Those rows are not a fair measurement.**"
   fi
-  echo "Statements per new key: API $api_per_key, pgbench script $sql_per_new_key."
+  echo "Statements per new key: API $api_per_key (through PgBouncer: $pgb_per_key), pgbench script $sql_per_new_key."
   echo "API memory after ${memory_seconds}s of mixed traffic at 128: VmRSS $((rss_kib / 1024)) MiB," \
     "VmHWM $((hwm_kib / 1024)) MiB (stand-in provider VmRSS $((mock_rss_kib / 1024)) MiB, it keeps every charge)."
   echo "Data: $keys_201 keys answered 201, each with its ride, charge and one receipt job: $([ "$data_ok" = 1 ] && echo ok || echo VIOLATED)."

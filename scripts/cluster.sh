@@ -410,40 +410,15 @@ stop_all() {
 
 # --- start -------------------------------------------------------------------------------------
 
+# shellcheck source=scripts/pgbouncer-site.sh
+. "$repo/scripts/pgbouncer-site.sh"
+
 write_pgbouncer_site() {
-  local pgb=$dir/pgbouncer
-  mkdir -p "$pgb"
   # The site file: what is this cluster's; the policy is deploy/pgbouncer.ini, included
   # unchanged. CLUSTER_PGBOUNCER_OVERRIDES (optional, "key = value" lines) is appended for
   # experiments only, e.g. "pool_mode = session" for binaries that cannot yet run unprepared.
-  {
-    echo "; Written by scripts/cluster.sh for this cluster only. The pooling policy is the deploy"
-    echo "; file, included right under the one [pgbouncer] header (a second header would reset it)."
-    echo "[databases]"
-    echo "rocket_rides = host=127.0.0.1 port=${PG_PORT} dbname=rocket_rides"
-    echo "[pgbouncer]"
-    echo "%include $repo/deploy/pgbouncer.ini"
-    echo "listen_addr = 127.0.0.1"
-    echo "listen_port = ${PGBOUNCER_PORT}"
-    echo "unix_socket_dir = $pgb"
-    echo "; Loopback only: production uses scram-sha-256 (see the deploy file's header)."
-    echo "auth_type = trust"
-    echo "auth_file = $pgb/userlist.txt"
-    echo "admin_users = postgres"
-    echo "; Logs go to stderr, which the script sends to logs/pgbouncer.log."
-    echo "logfile ="
-    echo "pidfile ="
-    if [ -n "${CLUSTER_PGBOUNCER_OVERRIDES:-}" ]; then
-      echo "; CLUSTER_PGBOUNCER_OVERRIDES (an experiment, not the deployed policy):"
-      echo "$CLUSTER_PGBOUNCER_OVERRIDES"
-    fi
-  } >"$pgb/pgbouncer.ini"
-  echo '"postgres" ""' >"$pgb/userlist.txt"
-  if [ "$(id -u)" -eq 0 ]; then
-    chown -R postgres:postgres "$pgb"
-    runuser -u postgres -- test -r "$repo/deploy/pgbouncer.ini" ||
-      die "the postgres user cannot read $repo/deploy/pgbouncer.ini (PgBouncer runs as postgres)"
-  fi
+  pgbouncer_site_write "$dir/pgbouncer" "$PG_PORT" "$PGBOUNCER_PORT" "scripts/cluster.sh for this cluster" \
+    CLUSTER_PGBOUNCER_OVERRIDES
 }
 
 on_start_exit() {
@@ -454,23 +429,8 @@ on_start_exit() {
 }
 
 check_pgbouncer_policy() {
-  # Every key deploy/pgbouncer.ini sets must be in force (SHOW CONFIG), unless an experiment
-  # overrides it: an inclusion that goes wrong (a second [pgbouncer] header) fails silently.
-  local key value actual bad=0
-  local shown
-  shown=$(psql -X -At -h 127.0.0.1 -p "$PGBOUNCER_PORT" -U postgres -d pgbouncer -c 'SHOW CONFIG') ||
-    die "cannot read SHOW CONFIG from PgBouncer"
-  while IFS='=' read -r key value; do
-    key=${key//[[:space:]]/}
-    value=$(echo "$value" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
-    if printf '%s\n' "${CLUSTER_PGBOUNCER_OVERRIDES:-}" | grep -q "^[[:space:]]*${key}[[:space:]]*="; then continue; fi
-    actual=$(printf '%s\n' "$shown" | awk -F'|' -v k="$key" '$1 == k { print $2 }')
-    if [ "$actual" != "$value" ]; then
-      say "PgBouncer runs $key = '$actual', deploy/pgbouncer.ini says '$value'"
-      bad=1
-    fi
-  done < <(grep -E '^[a-z_]+[[:space:]]*=' "$repo/deploy/pgbouncer.ini")
-  [ "$bad" = 0 ] || die "PgBouncer does not run the policy of deploy/pgbouncer.ini"
+  pgbouncer_policy_check "$PGBOUNCER_PORT" "${CLUSTER_PGBOUNCER_OVERRIDES:-}" ||
+    die "PgBouncer does not run the policy of deploy/pgbouncer.ini"
 }
 
 start_all() {
