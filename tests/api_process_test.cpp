@@ -18,7 +18,7 @@ namespace http = rr::http;
 
 namespace {
 
-const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
+const std::string& kForm = RideFixture::kDefaultForm;
 
 struct ApiProcessFixture : ApiFixture {
   http::ClientResponse post(const std::string& key, const std::string& body = kForm) {
