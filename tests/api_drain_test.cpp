@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/auth/users.hpp"
 #include "common/http/client.hpp"
+#include "support/api_process.hpp"
 #include "support/notify_socket.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"
@@ -22,7 +22,6 @@ namespace http = rr::http;
 
 namespace {
 
-const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
 const std::string kDrainStarted = "draining: /readyz answers 503 for";
 const std::string kAcceptingStopped = "stopping: no new connections";
 
@@ -30,41 +29,14 @@ long millis(std::chrono::steady_clock::duration d) {
   return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 }
 
-struct ApiDrainFixture {
-  TestDatabase db;
-  StripeMock stripe;
-  std::string token;
-  std::uint16_t port = 0;
-  std::unique_ptr<ChildProcess> api;
-
-  ApiDrainFixture() { token = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").token; }
-
-  void start_api(const EnvChanges& extra = {}) {
-    port = free_port();
-    EnvChanges env = {
-        {"DATABASE_URL", db.url()},           {"PORT", std::to_string(port)}, {"STRIPE_API_BASE", stripe.base_url()},
-        {"STRIPE_API_KEY", "sk_test_rocket"}, {"SHUTDOWN_TIMEOUT", "10"},     {"SHUTDOWN_DRAIN", std::nullopt}};
-    for (const auto& [k, v] : extra) env[k] = v;
-    api = std::make_unique<ChildProcess>(std::vector<std::string>{binary("rocket-rides-api")}, env);
-    BOOST_REQUIRE_MESSAGE(wait_for_port(port, std::chrono::seconds(15)), "api did not start: " << api->output());
-  }
-
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
-
+// ApiFixture's API starts without SHUTDOWN_DRAIN: a test that drains says for how long.
+struct ApiDrainFixture : ApiFixture {
   http::ClientRequest get(const std::string& path, bool authenticated = false) const {
-    http::ClientRequest request{"GET", url(path), {}, "", 10s};
-    if (authenticated) request.headers.emplace_back("Authorization", "Bearer " + token);
-    return request;
+    return api->get_request(path, authenticated ? token : "");
   }
 
   http::ClientRequest post_ride(const std::string& key, std::chrono::milliseconds timeout = 10s) const {
-    return {"POST",
-            url("/rides"),
-            {{"Authorization", "Bearer " + token},
-             {"Idempotency-Key", key},
-             {"Content-Type", "application/x-www-form-urlencoded"}},
-            kForm,
-            timeout};
+    return api->ride_request(token, key, RideFixture::kDefaultForm, timeout);
   }
 
   // Polls until `n` rides exist: a POST /rides has committed its ride and is at the provider.

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <random>
 
-#include "common/auth/users.hpp"
 #include "common/http/client.hpp"
+#include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
 #include "support/test_database.hpp"
@@ -16,8 +16,6 @@ using namespace rr::test;
 namespace http = rr::http;
 
 namespace {
-
-const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
 
 // Resident memory of a process in KiB, from /proc/<pid>/status.
 long rss_kib(pid_t pid) {
@@ -29,35 +27,21 @@ long rss_kib(pid_t pid) {
   return -1;
 }
 
-struct HardeningFixture {
-  TestDatabase db;
-  StripeMock stripe;
-  std::string token;
-  std::uint16_t port = 0;
+struct HardeningFixture : ApiFixture {
   std::uint16_t metrics_port = 0;
-  std::unique_ptr<ChildProcess> api;
   http::Client client;
-
-  HardeningFixture() { token = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").token; }
 
   // The wire tests of parsing rules do not read metrics: they need only the public port.
   void start_api(bool wait_for_metrics_port = true) {
-    port = free_port();
     metrics_port = free_port();
     // Under AddressSanitizer freed memory waits in a quarantine (256 MB by default) before reuse,
     // which would make RSS grow with any allocation churn; without it RSS measures what is kept.
     const char* asan = std::getenv("ASAN_OPTIONS");
     std::string asan_options = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "quarantine_size_mb=0";
-    api = std::make_unique<ChildProcess>(std::vector<std::string>{binary("rocket-rides-api")},
-                                         EnvChanges{{"DATABASE_URL", db.url()},
-                                                    {"PORT", std::to_string(port)},
-                                                    {"METRICS_PORT", std::to_string(metrics_port)},
-                                                    {"STRIPE_API_BASE", stripe.base_url()},
-                                                    {"STRIPE_API_KEY", "sk_test_rocket"},
-                                                    {"API_IO_THREADS", "2"},
-                                                    {"API_WORKERS", "4"},
-                                                    {"ASAN_OPTIONS", asan_options}});
-    BOOST_REQUIRE_MESSAGE(wait_for_port(port, std::chrono::seconds(15)), "api did not start: " << api->output());
+    ApiFixture::start_api({{"METRICS_PORT", std::to_string(metrics_port)},
+                           {"API_IO_THREADS", "2"},
+                           {"API_WORKERS", "4"},
+                           {"ASAN_OPTIONS", asan_options}});
     if (wait_for_metrics_port) {
       BOOST_REQUIRE_MESSAGE(wait_for_port(metrics_port, std::chrono::seconds(5)), "no metrics port: " << api->output());
     }
@@ -70,7 +54,7 @@ struct HardeningFixture {
   }
 
   http::ClientResponse post(std::vector<std::pair<std::string, std::string>> key_headers,
-                            const std::string& body = kForm,
+                            const std::string& body = RideFixture::kDefaultForm,
                             const std::string& content_type = "application/x-www-form-urlencoded") {
     std::vector<std::pair<std::string, std::string>> headers = {{"Authorization", "Bearer " + token},
                                                                 {"Content-Type", content_type}};

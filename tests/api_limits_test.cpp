@@ -16,6 +16,7 @@
 
 #include "common/auth/users.hpp"
 #include "common/http/client.hpp"
+#include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
 #include "support/test_database.hpp"
@@ -27,7 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
 const std::string kCapLine = "connection cap reached";
 
 long millis(Clock::duration d) {
@@ -68,43 +68,21 @@ struct Timed {
   std::string retry_after;
 };
 
-struct ApiLimitsFixture {
-  TestDatabase db;
-  StripeMock stripe;
-  std::string alice;  // the flooding user's token
-  std::string bob;    // everyone else
-  std::uint16_t port = 0;
-  std::unique_ptr<ChildProcess> api;
+struct ApiLimitsFixture : ApiFixture {
+  const std::string alice = token;  // the flooding user's token
+  std::string bob;                  // everyone else
 
-  ApiLimitsFixture() {
-    alice = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").token;
-    bob = rr::auth::create_user(db.conn(), "bob@example.com", "cus_bob").token;
-  }
-
-  EnvChanges environment(const EnvChanges& extra) {
-    port = free_port();
-    EnvChanges env = {
-        {"DATABASE_URL", db.url()},           {"DATABASE_PREPARED_STATEMENTS", db.prepared_statements_setting()},
-        {"PORT", std::to_string(port)},       {"STRIPE_API_BASE", stripe.base_url()},
-        {"STRIPE_API_KEY", "sk_test_rocket"}, {"SHUTDOWN_TIMEOUT", "10"},
-        {"SHUTDOWN_DRAIN", std::nullopt}};
-    for (const auto& [k, v] : extra) env[k] = v;
-    return env;
-  }
+  ApiLimitsFixture() { bob = rr::auth::create_user(db.conn(), "bob@example.com", "cus_bob").token; }
 
   // `nofile`: run under that descriptor limit (soft and hard), as a service with LimitNOFILE= would.
   void start_api(const EnvChanges& extra = {}, std::optional<int> nofile = std::nullopt) {
-    auto env = environment(extra);
-    std::vector<std::string> argv{binary("rocket-rides-api")};
+    std::vector<std::string> prefix;
     if (nofile) {
       auto limit = std::to_string(*nofile);
-      argv.insert(argv.begin(), {"/usr/bin/prlimit", "--nofile=" + limit + ":" + limit});
+      prefix = {"/usr/bin/prlimit", "--nofile=" + limit + ":" + limit};
     }
-    api = std::make_unique<ChildProcess>(argv, env);
-    BOOST_REQUIRE_MESSAGE(wait_for_port(port, 15s), "api did not start: " << api->output());
+    ApiFixture::start_api(extra, prefix);
   }
-
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
 
   Timed timed(const http::ClientRequest& request) {
     Timed out;
@@ -121,28 +99,19 @@ struct ApiLimitsFixture {
     return out;
   }
 
-  Timed get(const std::string& path, const std::string& token = "", std::chrono::milliseconds timeout = 10s) {
-    http::ClientRequest request{"GET", url(path), {}, "", timeout};
-    if (!token.empty()) request.headers.emplace_back("Authorization", "Bearer " + token);
-    return timed(request);
+  Timed get(const std::string& path, const std::string& bearer = "", std::chrono::milliseconds timeout = 10s) {
+    return timed(api->get_request(path, bearer, timeout));
   }
 
-  Timed post_ride(const std::string& token, const std::string& key, std::chrono::milliseconds timeout = 30s) {
-    return timed({"POST",
-                  url("/rides"),
-                  {{"Authorization", "Bearer " + token},
-                   {"Idempotency-Key", key},
-                   {"Content-Type", "application/x-www-form-urlencoded"}},
-                  kForm,
-                  timeout});
+  Timed post_ride(const std::string& bearer, const std::string& key, std::chrono::milliseconds timeout = 30s) {
+    return timed(api->ride_request(bearer, key, RideFixture::kDefaultForm, timeout));
   }
 
   // Starts the binary with `extra` and expects it to stop at once with exit 2 naming `variable`.
   void expect_refused(const EnvChanges& extra, const std::string& variable, std::optional<int> nofile = std::nullopt) {
-    auto env = environment(extra);
-    std::vector<std::string> argv{binary("rocket-rides-api")};
-    if (nofile) argv.insert(argv.begin(), {"/usr/bin/prlimit", "--nofile=" + std::to_string(*nofile)});
-    ChildProcess child(argv, env);
+    std::vector<std::string> prefix;
+    if (nofile) prefix = {"/usr/bin/prlimit", "--nofile=" + std::to_string(*nofile)};
+    ApiProcess child(db, stripe, extra, prefix, ApiProcess::WaitFor::nothing);
     auto status = child.wait(10s);
     BOOST_TEST(status.has_value(), variable << ": still running with a bad value");
     BOOST_TEST(status.value_or(-1) == 2, variable << ": " << child.output());

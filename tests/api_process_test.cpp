@@ -6,8 +6,8 @@
 #include <future>
 #include <thread>
 
-#include "common/auth/users.hpp"
 #include "common/http/client.hpp"
+#include "support/api_process.hpp"
 #include "support/notify_socket.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
@@ -18,38 +18,11 @@ namespace http = rr::http;
 
 namespace {
 
-const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
+const std::string& kForm = RideFixture::kDefaultForm;
 
-struct ApiProcessFixture {
-  TestDatabase db;
-  StripeMock stripe;
-  std::string token;
-  std::uint16_t port = 0;
-  std::unique_ptr<ChildProcess> api;
-
-  ApiProcessFixture() { token = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").token; }
-
-  void start_api(const EnvChanges& extra = {}) {
-    port = free_port();
-    EnvChanges env = {{"DATABASE_URL", db.url()},
-                      {"PORT", std::to_string(port)},
-                      {"STRIPE_API_BASE", stripe.base_url()},
-                      {"STRIPE_API_KEY", "sk_test_rocket"},
-                      {"SHUTDOWN_TIMEOUT", "10"}};
-    for (const auto& [k, v] : extra) env[k] = v;
-    api = std::make_unique<ChildProcess>(std::vector<std::string>{binary("rocket-rides-api")}, env);
-    BOOST_REQUIRE_MESSAGE(wait_for_port(port, std::chrono::seconds(15)), "api did not start: " << api->output());
-  }
-
-  http::ClientResponse post(const std::string& key, const std::string& body = kForm,
-                            std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-    return http::send({"POST",
-                       "http://127.0.0.1:" + std::to_string(port) + "/rides",
-                       {{"Authorization", "Bearer " + token},
-                        {"Idempotency-Key", key},
-                        {"Content-Type", "application/x-www-form-urlencoded"}},
-                       body,
-                       timeout});
+struct ApiProcessFixture : ApiFixture {
+  http::ClientResponse post(const std::string& key, const std::string& body = kForm) {
+    return api->post_ride(token, key, body);
   }
 };
 

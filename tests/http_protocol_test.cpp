@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/auth/users.hpp"
+#include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"
 #include "support/ride_fixture.hpp"
@@ -22,32 +23,20 @@ namespace {
 
 // One API process (with its database and stand-in provider) for the whole suite: no test here
 // creates a ride, and each finds its own access lines by a request id of its own.
-struct ApiProcess {
+struct SuiteApi {
   TestDatabase db;
   StripeMock stripe;
-  std::string token;
-  std::uint16_t port = 0;
-  std::unique_ptr<ChildProcess> process;
+  std::string token = rr::auth::create_user(db.conn(), "mallory@example.com", "cus_mallory").token;
+  ApiProcess process{db, stripe};
+  std::uint16_t port = process.port();
 
-  static inline ApiProcess* current = nullptr;
+  static inline SuiteApi* current = nullptr;
 
-  ApiProcess() {
-    token = rr::auth::create_user(db.conn(), "mallory@example.com", "cus_mallory").token;
-    port = free_port();
-    process =
-        std::make_unique<ChildProcess>(std::vector<std::string>{binary("rocket-rides-api")},
-                                       EnvChanges{{"DATABASE_URL", db.url()},
-                                                  {"DATABASE_PREPARED_STATEMENTS", db.prepared_statements_setting()},
-                                                  {"PORT", std::to_string(port)},
-                                                  {"STRIPE_API_BASE", stripe.base_url()},
-                                                  {"STRIPE_API_KEY", "sk_test_rocket"}});
-    BOOST_REQUIRE_MESSAGE(wait_for_port(port, std::chrono::seconds(15)), "api did not start: " << process->output());
-    current = this;
-  }
-  ~ApiProcess() { current = nullptr; }
+  SuiteApi() { current = this; }
+  ~SuiteApi() { current = nullptr; }
 };
 
-ApiProcess& api() { return *ApiProcess::current; }
+SuiteApi& api() { return *SuiteApi::current; }
 
 // Headers that would make POST /rides create a ride if its body were ever read as one.
 std::string authenticated_post_head() {
@@ -55,7 +44,7 @@ std::string authenticated_post_head() {
          "\r\nIdempotency-Key: " + new_key() + "\r\nContent-Type: application/x-www-form-urlencoded\r\n";
 }
 
-const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
+const std::string& kForm = RideFixture::kDefaultForm;
 const std::string kPipelinedHealthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
 
 // Exactly one answer with this status and a JSON error object, then the server closes the
@@ -77,8 +66,8 @@ void expect_no_rows() {
 // The access line of the request that sent this X-Request-Id.
 std::string access_line(const std::string& request_id) {
   std::string needle = "request_id=" + request_id + " ";
-  BOOST_REQUIRE(api().process->wait_for_output(needle, std::chrono::seconds(3)));
-  auto logs = api().process->output();
+  BOOST_REQUIRE(api().process.wait_for_output(needle, std::chrono::seconds(3)));
+  auto logs = api().process.output();
   auto at = logs.find(needle);
   auto start = logs.rfind('\n', at) + 1;
   return logs.substr(start, logs.find('\n', at) - start);
@@ -89,7 +78,7 @@ const std::vector<std::string> kNotFinallyChunked = {"gzip",          "xchunked"
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(http_protocol, *boost::unit_test::fixture<ApiProcess>())
+BOOST_AUTO_TEST_SUITE(http_protocol, *boost::unit_test::fixture<SuiteApi>())
 
 BOOST_DATA_TEST_CASE(a_transfer_encoding_not_ending_in_chunked_is_400_and_its_body_is_never_a_request,
                      data::make(kNotFinallyChunked), coding) {

@@ -14,6 +14,7 @@
 #include "common/http/client.hpp"
 #include "common/redis/connection.hpp"
 #include "common/redis/redis_url.hpp"
+#include "support/api_process.hpp"
 #include "support/pgbouncer.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
@@ -25,8 +26,6 @@ using namespace std::chrono_literals;
 namespace http = rr::http;
 
 namespace {
-
-const std::string kForm = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
 
 // A direct database of its own, with a PgBouncer of two server connections in front: eight
 // clients must share them, so a client's consecutive transactions land on different sessions.
@@ -131,26 +130,13 @@ BOOST_AUTO_TEST_CASE(migrate_and_user_create_run_through_it) {
 BOOST_AUTO_TEST_CASE(the_api_serves_concurrent_rides_through_it_and_rides_out_its_restart) {
   StripeMock stripe;
   const std::string token = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice").token;
-  const auto port = free_port();
-  ChildProcess api({binary("rocket-rides-api")}, {{"DATABASE_URL", pooled_url},
-                                                  {"DATABASE_PREPARED_STATEMENTS", "off"},
-                                                  {"DATABASE_POOL_SIZE", "8"},
-                                                  // 24 rides of one user at once: the point is
-                                                  // concurrency through PgBouncer, not the limit.
-                                                  {"API_MAX_IN_FLIGHT_PER_USER", "32"},
-                                                  {"PORT", std::to_string(port)},
-                                                  {"STRIPE_API_BASE", stripe.base_url()},
-                                                  {"STRIPE_API_KEY", "sk_test_rocket"}});
-  BOOST_REQUIRE_MESSAGE(wait_for_port(port, 15s), "api did not start: " << api.output());
-  auto post = [&](const std::string& key) {
-    return http::send({"POST",
-                       "http://127.0.0.1:" + std::to_string(port) + "/rides",
-                       {{"Authorization", "Bearer " + token},
-                        {"Idempotency-Key", key},
-                        {"Content-Type", "application/x-www-form-urlencoded"}},
-                       kForm,
-                       10s});
-  };
+  ApiProcess api(db, stripe,
+                 {{"DATABASE_URL", pooled_url},
+                  {"DATABASE_PREPARED_STATEMENTS", "off"},
+                  {"DATABASE_POOL_SIZE", "8"},
+                  // 24 rides of one user at once: the point is concurrency through PgBouncer, not the limit.
+                  {"API_MAX_IN_FLIGHT_PER_USER", "32"}});
+  auto post = [&](const std::string& key) { return api.post_ride(token, key); };
 
   std::vector<std::string> keys;
   for (int i = 0; i < 24; ++i) keys.push_back(new_key());
