@@ -520,6 +520,24 @@ class KeyRecord:
         self.extra = []  # (status, body, replayed) final answers of a second tap or a later resend
 
 
+def start_threads(count, target, name):
+    """`count` daemon threads running target(index), named name-index."""
+    threads = []
+    for i in range(count):
+        t = threading.Thread(target=target, args=(i,), name="%s-%d" % (name, i), daemon=True)
+        t.start()
+        threads.append(t)
+    return threads
+
+
+def join_threads(threads, timeout):
+    """Joins them all within one deadline; True when none is still running."""
+    deadline = time.time() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.time()))
+    return all(not t.is_alive() for t in threads)
+
+
 class Traffic:
     def __init__(self, api_ports, users, clients, seed, give_up, request_timeout, keep_alive=False):
         self.api_ports = api_ports
@@ -550,16 +568,10 @@ class Traffic:
                 self.client_errors.append((sent, time.time(), status, key))
 
     def start(self):
-        for i in range(self.clients):
-            t = threading.Thread(target=self._client, args=(i,), name="client-%d" % i, daemon=True)
-            t.start()
-            self.threads.append(t)
+        self.threads = start_threads(self.clients, self._client, "client")
 
     def join(self, timeout):
-        deadline = time.time() + timeout
-        for t in self.threads:
-            t.join(max(0.0, deadline - time.time()))
-        return all(not t.is_alive() for t in self.threads)
+        return join_threads(self.threads, timeout)
 
     def _client(self, index):
         rng = random.Random("%s-client-%d" % (self.seed, index))
@@ -781,16 +793,10 @@ class Hostile:
         self.errors = []
 
     def start(self):
-        for i in range(self.thread_count):
-            t = threading.Thread(target=self._run, args=(i,), name="hostile-%d" % i, daemon=True)
-            t.start()
-            self.threads.append(t)
+        self.threads = start_threads(self.thread_count, self._run, "hostile")
 
     def join(self, timeout):
-        deadline = time.time() + timeout
-        for t in self.threads:
-            t.join(max(0.0, deadline - time.time()))
-        return all(not t.is_alive() for t in self.threads)
+        return join_threads(self.threads, timeout)
 
     def _run(self, index):
         rng = random.Random("%s-hostile-%d" % (self.seed, index))
