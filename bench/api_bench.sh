@@ -344,7 +344,7 @@ for i in 1 2; do
   while [ "$port" = "$mock_port" ] || [ "$port" = "$api_port" ] || [ "$port" = "$pgbouncer_port" ] ||
     [ "$port" = "${pgb_ports[0]:-}" ]; do port=$(pick_port); done
   DATABASE_URL=$pooled_url DATABASE_PREPARED_STATEMENTS=off PORT=$port \
-    STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench \
+    STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench API_MAX_IN_FLIGHT_PER_USER=1024 \
     "$bin/rocket-rides-api" >"$dir/api-pgbouncer$i.log" 2>&1 &
   pgb_pids+=("$!")
   pgb_ports+=("$port")
