@@ -126,7 +126,7 @@ int run_server() {
                           {"max_in_flight_per_user", settings.max_in_flight_per_user},
                           {"max_queued_requests", settings.max_queued_requests}});
   // Before READY=1, so a busy METRICS_PORT stops the start rather than going unnoticed.
-  daemon::MetricsEndpoint metrics(settings.metrics_address, settings.metrics_port,
+  daemon::MetricsEndpoint metrics(settings.metrics.address, settings.metrics.port,
                                   [&app] { return app.metrics_page().body; });
   daemon::notify_ready();
   HealthWatchdog watchdog(server, settings.bind_address, server.port());

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
       }
       return rr::cli::kExitOk;
     }
-    rr::daemon::MetricsEndpoint metrics(settings.loop.metrics_address, settings.loop.metrics_port);
+    rr::daemon::MetricsEndpoint metrics(settings.loop.metrics.address, settings.loop.metrics.port);
     rr::daemon::run_loop(rr::daemon::LoopOptions::from_settings("completer", settings.loop), pass);
     return rr::cli::kExitOk;
   });

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       enqueuer.drain();
       return rr::cli::kExitOk;
     }
-    rr::daemon::MetricsEndpoint metrics(config.loop.metrics_address, config.loop.metrics_port);
+    rr::daemon::MetricsEndpoint metrics(config.loop.metrics.address, config.loop.metrics.port);
     auto options = rr::daemon::LoopOptions::from_settings("enqueuer", config.loop);
     if (enqueuer.has_wake_up()) {
       options.wait_for_work = [&](std::chrono::milliseconds timeout) { return enqueuer.wait_for_jobs(timeout); };

@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(loop_settings_defaults) {
   auto settings = rr::config::LoopSettings::from_env(Environment::from_map({}), "COMPLETER", 5);
   BOOST_TEST(settings.batch_size == 1000);
   BOOST_TEST(settings.idle_sleep.count() == 5000);
-  BOOST_TEST(settings.metrics_port == 0);
+  BOOST_TEST(settings.metrics.port == 0);
   BOOST_TEST(settings.shutdown_timeout.count() == 25000);
 }
 

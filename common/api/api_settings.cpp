@@ -26,8 +26,7 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.token_cache_ttl = env.seconds("TOKEN_CACHE_TTL", 30, 0, 3600);
   settings.response_cache_ttl = env.seconds("RESPONSE_CACHE_TTL", 60, 0, 3600);
   settings.response_cache_size = static_cast<std::size_t>(env.integer("RESPONSE_CACHE_SIZE", 10000, 0, 10000000));
-  settings.metrics_port = env.get("METRICS_PORT") ? env.port("METRICS_PORT", std::nullopt) : 0;
-  settings.metrics_address = env.string_or("METRICS_ADDRESS", "127.0.0.1");
+  settings.metrics = config::MetricsSettings::from_env(env);
   settings.max_in_flight_per_user = static_cast<std::size_t>(env.integer("API_MAX_IN_FLIGHT_PER_USER", 8, 1, 100000));
   settings.max_queued_requests = static_cast<std::size_t>(env.integer("API_MAX_QUEUED_REQUESTS", 256, 1, 1000000));
   // Checked last: the reserve depends on the pool, worker and I/O thread settings above.

@@ -30,10 +30,9 @@ struct ApiSettings {
   // reaper's 72 h, after which a key may be gone.
   std::chrono::milliseconds response_cache_ttl{60000};
   std::size_t response_cache_size = 10000;
-  // METRICS_PORT (unset: no endpoint) and METRICS_ADDRESS (default 127.0.0.1): where /metrics is
-  // served. Never the public PORT: pool sizes and provider outcomes are not for every client.
-  std::uint16_t metrics_port = 0;
-  std::string metrics_address = "127.0.0.1";
+  // Where /metrics is served: never the public PORT, pool sizes and provider outcomes are not for
+  // every client.
+  config::MetricsSettings metrics;
   // API_MAX_CONNECTIONS, default what RLIMIT_NOFILE leaves beside everything else the API opens
   // (connection_budget.hpp): open client connections at most; at the cap the oldest connection
   // with no request in progress is closed to make room.

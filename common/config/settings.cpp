@@ -29,13 +29,19 @@ WorkflowSettings WorkflowSettings::from_env(const Environment& env) {
   return {env.seconds("IDEMPOTENCY_KEY_LOCK_TIMEOUT", 90, 1, 86400)};
 }
 
+MetricsSettings MetricsSettings::from_env(const Environment& env) {
+  MetricsSettings settings;
+  settings.port = env.get("METRICS_PORT") ? env.port("METRICS_PORT", std::nullopt) : 0;
+  settings.address = env.string_or("METRICS_ADDRESS", "127.0.0.1");
+  return settings;
+}
+
 LoopSettings LoopSettings::from_env(const Environment& env, const std::string& prefix, double default_idle_sleep) {
   LoopSettings settings;
   settings.batch_size = env.integer(prefix + "_BATCH_SIZE", 1000, 1, 100000);
   settings.idle_sleep = env.seconds(prefix + "_IDLE_SLEEP", default_idle_sleep, 0.01, 3600);
   settings.max_backoff = env.seconds(prefix + "_MAX_BACKOFF", 30, 0.1, 3600);
-  settings.metrics_port = env.get("METRICS_PORT") ? env.port("METRICS_PORT", std::nullopt) : 0;
-  settings.metrics_address = env.string_or("METRICS_ADDRESS", "127.0.0.1");
+  settings.metrics = MetricsSettings::from_env(env);
   settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
   return settings;
 }

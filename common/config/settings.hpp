@@ -36,13 +36,20 @@ struct WorkflowSettings {
   static WorkflowSettings from_env(const Environment& env);
 };
 
+// Where a process serves its Prometheus page: METRICS_PORT (0 = unset: no endpoint) on
+// METRICS_ADDRESS (default 127.0.0.1), never the API's public PORT.
+struct MetricsSettings {
+  std::uint16_t port = 0;
+  std::string address = "127.0.0.1";
+  static MetricsSettings from_env(const Environment& env);
+};
+
 // The knobs every background loop shares; `prefix` is ENQUEUER, COMPLETER or REAPER.
 struct LoopSettings {
   std::int64_t batch_size;                     // <PREFIX>_BATCH_SIZE, default 1000
   std::chrono::milliseconds idle_sleep;        // <PREFIX>_IDLE_SLEEP seconds, sleep after a pass with no work
   std::chrono::milliseconds max_backoff;       // <PREFIX>_MAX_BACKOFF seconds, cap of the error backoff
-  std::uint16_t metrics_port;                  // METRICS_PORT, 0 = no metrics endpoint
-  std::string metrics_address;                 // METRICS_ADDRESS, default 127.0.0.1
+  MetricsSettings metrics;                     // METRICS_PORT, METRICS_ADDRESS
   std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT seconds, default 25
   static LoopSettings from_env(const Environment& env, const std::string& prefix, double default_idle_sleep);
 };
