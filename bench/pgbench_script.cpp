@@ -12,10 +12,10 @@
 // -D replay_key=KEY for replay) besides the `defines` lines. Each $n of a statement becomes a
 // pgbench :variable; pgbench sends each as a bind parameter of the prepared statement, as libpqxx
 // does (pgbench numbers them itself, so a repeated $n travels as one parameter per occurrence,
-// with the same value). Two rewrites keep pgbench working without changing what the server runs:
-// a string literal that holds ':' (pgbench would take ":MI" in a to_char format for a variable) is
-// written as the identical U&'' literal with ':' as \003A, and kFindOrCreate's unnamed result
-// columns get names, which \gset needs (see with_named_columns).
+// with the same value). A string literal that holds ':' (pgbench would take ":MI" in a to_char
+// format for a variable) is written as the identical U&'' literal with ':' as \003A, which keeps
+// pgbench working without changing what the server runs. The statements call the functions of
+// sql/003_request_functions.sql, whose result columns have names, as \gset needs.
 #include <cctype>
 #include <cstdio>
 #include <stdexcept>
@@ -172,25 +172,11 @@ void begin(Script& s, const char* comment) {
   s.text += "\\endpipeline\n";
 }
 
-// kFindOrCreate returns inserted, RR_KEY_ROW_COLUMNS, same_request, locked, and the three
-// booleans are unnamed ("?column?"), which pgbench's \gset refuses as a variable name (it stores
-// every column). So the script names them: output names only, the same query to the server (the
-// plan, and pg_stat_statements' query id, ignore them).
-std::string with_named_columns(std::string sql) {
-  static const std::string unnamed = "SELECT true, *, true, false FROM inserted";
-  static const std::string named = "SELECT true AS inserted, *, true AS same_request, false AS locked FROM inserted";
-  auto at = sql.find(unnamed);
-  if (at != std::string::npos) return sql.replace(at, unnamed.size(), named);
-  if (sql.find("?column?") == std::string::npos && sql.find(" AS inserted") != std::string::npos) return sql;
-  throw std::runtime_error(std::string(idem::kFindOrCreate.name) +
-                           ": its result columns changed; teach with_named_columns() the new ones");
-}
-
 Script find_or_create(Script s, const std::string& key_variable) {
   // The key's id and payment idempotency key become :k_id and :k_payment_idempotency_key.
   statement(s.text, s.statements, idem::kFindOrCreate.name,
-            with_named_columns(pgbench_sql(idem::kFindOrCreate, {"user_id", key_variable, "method", "path", "params",
-                                                                 "origin_ip", "lock_token", "lock_timeout"})) +
+            pgbench_sql(idem::kFindOrCreate, {"user_id", key_variable, "method", "path", "params", "origin_ip",
+                                              "lock_token", "lock_timeout"}) +
                 " \\gset k_");
   return s;
 }

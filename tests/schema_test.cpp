@@ -1,6 +1,12 @@
 // Constraints that live in the schema: key length and alphabet, uniqueness per user, verbatim bodies.
 #include <boost/test/unit_test.hpp>
 
+#include <array>
+#include <string_view>
+
+#include "common/idempotency/key_statements.hpp"
+#include "common/rides/ride_response.hpp"
+#include "common/rides/ride_statements.hpp"
 #include "support/test_database.hpp"
 
 using rr::test::TestDatabase;
@@ -165,6 +171,80 @@ BOOST_AUTO_TEST_CASE(coordinates_out_of_range_are_refused) {
         tx.commit();
       },
       pqxx::check_violation);
+}
+
+// Every request statement is a call of the function of its own name (sql/003_request_functions.sql)
+// with as many arguments as the function takes: a renamed function or a changed signature fails
+// here, not in a request.
+BOOST_AUTO_TEST_CASE(every_request_statement_calls_the_function_of_its_name) {
+  namespace idem = rr::idempotency::statements;
+  namespace rides = rr::rides::statements;
+  const std::array<rr::db::Statement, 9> all{idem::kFindOrCreate,
+                                             idem::kLockById,
+                                             idem::kUnlock,
+                                             idem::kFence,
+                                             idem::kMoveRecoveryPoint,
+                                             idem::kFinish,
+                                             rides::kInsertRideWithAudit,
+                                             rides::kRecordChargeAndStageReceipt,
+                                             rides::kStageReceiptForKey};
+  for (const auto& statement : all) {
+    std::string_view sql = statement.sql;
+    std::string call = std::string("SELECT * FROM ") + statement.name + "(";
+    BOOST_TEST(sql.substr(0, call.size()) == call, statement.name << ": " << sql);
+    int parameters = 0;
+    for (std::size_t at = sql.find('$'); at != std::string_view::npos; at = sql.find('$', at + 1)) ++parameters;
+    pqxx::work tx(db.conn());
+    auto found = tx.exec_params(
+        "SELECT pronargs FROM pg_proc WHERE proname = $1 AND prolang = "
+        "(SELECT oid FROM pg_language WHERE lanname = 'plpgsql')",
+        statement.name);
+    BOOST_TEST_REQUIRE(found.size() == 1u, statement.name << ": one PL/pgSQL function of that name");
+    BOOST_TEST(found[0][0].as<int>() == parameters, statement.name);
+  }
+}
+
+// A ride as POST /rides stores it (through the functions) and as GET /rides reads it
+// (RR_RIDE_VIEW_COLUMNS) must agree to the byte: a replay and a read show the same ride.
+BOOST_AUTO_TEST_CASE(a_ride_reads_the_same_from_the_functions_as_from_get_rides) {
+  BOOST_REQUIRE(insert_key(alice, "ride-view-key-0000000000"));
+  pqxx::work tx(db.conn());
+  auto key_id = tx.exec("SELECT id FROM idempotency_keys")[0][0].as<std::int64_t>();
+  // Coordinates whose float8 text is not the numeric's, and a timestamp with microseconds.
+  tx.exec_params(
+      "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, created_at) "
+      "VALUES ($1, 37.7749000000, -122.4194000000, 0.1000000000, -0.0000001000, $2, "
+      "'2026-01-02 03:04:05.000007+00')",
+      key_id, alice);
+  auto charged =
+      tx.exec_params(rr::rides::statements::kRecordChargeAndStageReceipt.sql, key_id, "ch_view", 1, "usd", alice);
+  auto staged = tx.exec_params(rr::rides::statements::kStageReceiptForKey.sql, key_id, 1, "usd", alice);
+  auto read = tx.exec_params("SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE idempotency_key_id = $1", key_id);
+  BOOST_TEST_REQUIRE(charged.size() == 1u);
+  BOOST_TEST_REQUIRE(staged.size() == 1u);
+  BOOST_TEST_REQUIRE(read.size() == 1u);
+  BOOST_TEST_REQUIRE(read[0].size() == charged[0].size());
+  BOOST_TEST_REQUIRE(read[0].size() == staged[0].size());
+  for (pqxx::row::size_type column = 0; column < read[0].size(); ++column) {
+    BOOST_TEST(charged[0][column].c_str() == read[0][column].c_str(), "column " << column);
+    BOOST_TEST(staged[0][column].c_str() == read[0][column].c_str(), "column " << column);
+  }
+  BOOST_TEST(read[0][6].c_str() == std::string("2026-01-02T03:04:05.000007Z"));
+  BOOST_TEST(read[0][5].c_str() == std::string("ch_view"));
+  // Both staged a receipt naming the ride.
+  BOOST_TEST(tx.exec("SELECT count(*) FROM staged_jobs WHERE job_args->0->>'ride_id' IS NOT NULL")[0][0].as<int>() ==
+             2);
+}
+
+// No ride for the key: both ride functions answer with no row and stage nothing.
+BOOST_AUTO_TEST_CASE(the_ride_functions_answer_nothing_for_a_key_without_a_ride) {
+  BOOST_REQUIRE(insert_key(alice, "no-ride-key-000000000000"));
+  pqxx::work tx(db.conn());
+  auto key_id = tx.exec("SELECT id FROM idempotency_keys")[0][0].as<std::int64_t>();
+  BOOST_TEST(
+      tx.exec_params(rr::rides::statements::kRecordChargeAndStageReceipt.sql, key_id, "ch_x", 1, "usd", alice).empty());
+  BOOST_TEST(tx.exec_params(rr::rides::statements::kStageReceiptForKey.sql, key_id, 1, "usd", alice).empty());
+  BOOST_TEST(tx.exec("SELECT count(*) FROM staged_jobs")[0][0].as<int>() == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

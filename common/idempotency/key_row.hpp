@@ -23,12 +23,9 @@ struct KeyRow {
   std::optional<std::string> response_body;
 };
 
-// The column list every statement that returns a KeyRow selects, in this order.
-#define RR_KEY_ROW_COLUMNS                                                                               \
-  "id, user_id, recovery_point, lock_token::text, request_params::text, COALESCE(host(origin_ip), ''), " \
-  "payment_idempotency_key, response_code, response_body"
-
-// Reads the RR_KEY_ROW_COLUMNS starting at column `first`.
+// Reads a key row starting at column `first`: id, user_id, recovery_point, lock_token, request_params,
+// origin_ip, payment_idempotency_key, response_code, response_body (the result columns of the
+// functions in sql/003_request_functions.sql that return a key).
 KeyRow key_row_from(const pqxx::row& row, int first = 0);
 
 }  // namespace rr::idempotency

@@ -16,7 +16,9 @@ struct RideView {
   std::string created_at;  // RFC 3339, UTC
 };
 
-// The columns every ride query selects, in RideView's order.
+// The columns every ride query selects, in RideView's order. The functions of
+// sql/003_request_functions.sql that return a ride spell the same expressions (schema_test checks
+// that a ride reads the same both ways).
 #define RR_RIDE_VIEW_COLUMNS                                                           \
   "id, origin_lat::float8::text, origin_lon::float8::text, target_lat::float8::text, " \
   "target_lon::float8::text, stripe_charge_id, "                                       \
