@@ -16,7 +16,7 @@
 namespace rr::metrics {
 class Counter;
 class Histogram;
-}
+}  // namespace rr::metrics
 
 namespace rr::jobs {
 
