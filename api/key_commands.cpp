@@ -127,12 +127,12 @@ int keys_show(const std::vector<std::string>& args) {
     throw cli::UsageError("keys show: give --email and --key, or --id");
   }
   const bool with_body = flags.has("body");
+  const std::int64_t id = by_id ? key_id_flag(flags) : 0;  // checked before anything is opened
   auto context = context_from_env();
   db::PooledConnection conn(context.database.url, context.database.session);
 
   std::optional<KeyDetails> key;
   if (by_id) {
-    const auto id = key_id_flag(flags);
     key = idempotency::find_key_by_id(conn, id, context.lock_timeout, with_body);
     if (!key) {
       log::error("no such key", {{"key_id", id}});
