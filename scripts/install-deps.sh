@@ -7,7 +7,7 @@ PACKAGES=(
   libboost1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
   libpqxx-dev libpq-dev libhiredis-dev rapidjson-dev libssl-dev libsystemd-dev
   postgresql-15 redis-server pgbouncer haproxy ruby-foreman curl ca-certificates wrk
-  systemd procps iproute2 python3
+  systemd procps iproute2 python3 nodejs
 )
 
 missing=()
@@ -16,6 +16,12 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
+
+# npm for the stripe-node conformance test. Only when no npm is on the PATH: a Node.js from
+# elsewhere (NodeSource's nodejs bundles npm and conflicts with Debian's npm package) already has it.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
