@@ -1,5 +1,6 @@
-// One charge through Stripe's HTTP API, and the classification of its outcome: only a charge id
-// (charged) or a card error (declined) is final; anything else means "unknown, retry later".
+// Charges and refunds through Stripe's HTTP API, and the classification of their outcomes: only an
+// object's id or the provider's own refusal (a card error; a refund it will not make) is final;
+// anything else means "unknown, retry later with the same key".
 #include "common/payments/stripe_client.hpp"
 
 #include <rapidjson/document.h>
@@ -33,6 +34,67 @@ std::string error_message(const rapidjson::Document& body, bool parsed, int stat
 
 }  // namespace
 
+// What one POST got: either no answer (transport_error says why) or a status and its body.
+struct StripeClient::Answer {
+  bool arrived = false;
+  std::string transport_error;
+  bool timed_out = false;
+  int status = 0;
+  rapidjson::Document body;
+  bool parsed = false;  // the body is JSON
+
+  bool success() const { return arrived && status >= 200 && status < 300; }
+  std::string error_message() const { return payments::error_message(body, parsed, status); }
+  std::string error_code() const {
+    if (!parsed || !body.IsObject()) return "";
+    auto error = body.FindMember("error");
+    return error == body.MemberEnd() ? "" : string_member(error->value, "code");
+  }
+  // The id of the object a 2xx created, or why there is none.
+  std::string created_id(std::string& problem) const {
+    std::string id = parsed ? string_member(body, "id") : "";
+    if (id.empty()) {
+      problem =
+          parsed ? "payment provider answered without an id" : "payment provider answered with a body that is not JSON";
+    }
+    return id;
+  }
+};
+
+StripeClient::Answer StripeClient::post_form(const std::string& path,
+                                             const std::vector<std::pair<std::string, std::string>>& fields,
+                                             const std::string& idempotency_key) const {
+  http::ClientRequest http_request;
+  http_request.method = "POST";
+  http_request.url = settings_.api_base + path;
+  http_request.headers = {
+      {"Authorization", "Bearer " + settings_.api_key},
+      {"Content-Type", "application/x-www-form-urlencoded"},
+      {"Accept", "application/json"},
+  };
+  if (!idempotency_key.empty()) http_request.headers.emplace_back("Idempotency-Key", idempotency_key);
+  http_request.body = http::form_encode(fields);
+  http_request.timeout = settings_.timeout;
+
+  Answer answer;
+  http::ClientResponse response;
+  try {
+    response = http_->send(http_request);
+  } catch (const http::TransportError& e) {
+    answer.transport_error = e.what();
+    answer.timed_out = e.timed_out();
+    return answer;
+  } catch (const std::exception& e) {
+    answer.transport_error = e.what();
+    return answer;
+  }
+  answer.arrived = true;
+  answer.status = response.status;
+  answer.body.Parse(response.body.data(), response.body.size());
+  answer.parsed = !answer.body.HasParseError();
+  return answer;
+}
+
 ChargeOutcome StripeClient::create_charge(const ChargeRequest& request) const {
   std::vector<std::pair<std::string, std::string>> fields = {
       {"amount", std::to_string(request.amount)},
@@ -40,55 +102,51 @@ ChargeOutcome StripeClient::create_charge(const ChargeRequest& request) const {
       {"customer", request.customer},
   };
   if (!request.description.empty()) fields.emplace_back("description", request.description);
-
-  http::ClientRequest http_request;
-  http_request.method = "POST";
-  http_request.url = settings_.api_base + "/v1/charges";
-  http_request.headers = {
-      {"Authorization", "Bearer " + settings_.api_key},
-      {"Content-Type", "application/x-www-form-urlencoded"},
-      {"Accept", "application/json"},
-  };
-  if (!request.idempotency_key.empty()) http_request.headers.emplace_back("Idempotency-Key", request.idempotency_key);
-  http_request.body = http::form_encode(fields);
-  http_request.timeout = settings_.timeout;
+  auto answer = post_form("/v1/charges", fields, request.idempotency_key);
 
   ChargeOutcome outcome;
-  http::ClientResponse response;
-  try {
-    response = http_->send(http_request);
-  } catch (const http::TransportError& e) {
-    outcome.message = e.what();
-    outcome.timed_out = e.timed_out();
-    return outcome;
-  } catch (const std::exception& e) {
-    outcome.message = e.what();
+  if (!answer.arrived) {
+    outcome.message = answer.transport_error;
+    outcome.timed_out = answer.timed_out;
     return outcome;
   }
+  outcome.http_status = answer.status;
+  if (answer.success()) {
+    // Without its id the charge may exist but we cannot know: unavailable, retry with the same key.
+    outcome.charge_id = answer.created_id(outcome.message);
+    if (!outcome.charge_id.empty()) outcome.kind = ChargeOutcome::Kind::charged;
+    return outcome;
+  }
+  if (answer.status == 402) outcome.kind = ChargeOutcome::Kind::card_declined;
+  outcome.message = answer.error_message();
+  return outcome;
+}
 
-  outcome.http_status = response.status;
-  rapidjson::Document body;
-  body.Parse(response.body.data(), response.body.size());
-  bool parsed = !body.HasParseError();
+RefundOutcome StripeClient::create_refund(const RefundRequest& request) const {
+  std::vector<std::pair<std::string, std::string>> fields = {{"charge", request.charge}};
+  if (request.amount) fields.emplace_back("amount", std::to_string(*request.amount));
+  if (!request.reason.empty()) fields.emplace_back("reason", request.reason);
+  auto answer = post_form("/v1/refunds", fields, request.idempotency_key);
 
-  if (response.status >= 200 && response.status < 300) {
-    std::string id = parsed ? string_member(body, "id") : "";
-    if (id.empty()) {
-      // The charge may exist, but without its id we cannot know: retry with the same key.
-      outcome.message = parsed ? "payment provider answered without a charge id"
-                               : "payment provider answered with a body that is not JSON";
-      return outcome;
-    }
-    outcome.kind = ChargeOutcome::Kind::charged;
-    outcome.charge_id = std::move(id);
+  RefundOutcome outcome;
+  if (!answer.arrived) {
+    outcome.message = answer.transport_error;
+    outcome.timed_out = answer.timed_out;
     return outcome;
   }
-  if (response.status == 402) {
-    outcome.kind = ChargeOutcome::Kind::card_declined;
-    outcome.message = error_message(body, parsed, response.status);
+  outcome.http_status = answer.status;
+  if (answer.success()) {
+    outcome.refund_id = answer.created_id(outcome.message);
+    if (!outcome.refund_id.empty()) outcome.kind = RefundOutcome::Kind::refunded;
     return outcome;
   }
-  outcome.message = error_message(body, parsed, response.status);
+  // Stripe's answers about the refund itself (already refunded, no such charge, too much) are
+  // final; a bad key, a rate limit or a 5xx say nothing about it.
+  if (answer.status == 400 || answer.status == 404) {
+    outcome.kind = RefundOutcome::Kind::refused;
+    outcome.error_code = answer.error_code();
+  }
+  outcome.message = answer.error_message();
   return outcome;
 }
 

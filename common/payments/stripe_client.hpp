@@ -1,11 +1,16 @@
-// Creates charges through a Stripe-compatible HTTP API (the real one or rocket-rides-stripe-mock).
+// Creates charges and refunds through a Stripe-compatible HTTP API (the real one or
+// rocket-rides-stripe-mock).
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/config/settings.hpp"
 #include "common/http/client.hpp"
 #include "common/payments/charge.hpp"
+#include "common/payments/refund.hpp"
 
 namespace rr::payments {
 
@@ -17,8 +22,15 @@ class StripeClient {
   // Authorization: Bearer {key}; Idempotency-Key: request.idempotency_key. Never throws for
   // provider or network trouble: that is ChargeOutcome::Kind::unavailable.
   ChargeOutcome create_charge(const ChargeRequest& request) const;
+  // POST {base}/v1/refunds, form-encoded charge and, when set, amount and reason; the same
+  // headers. Never throws for provider or network trouble: that is RefundOutcome::Kind::unavailable.
+  RefundOutcome create_refund(const RefundRequest& request) const;
 
  private:
+  struct Answer;  // one POST's result as far as the wire goes (stripe_client.cpp)
+  Answer post_form(const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
+                   const std::string& idempotency_key) const;
+
   config::PaymentSettings settings_;
   // Kept-alive connections to the provider: a charge pays no connect or TLS handshake of its own
   // once traffic flows. Shared by copies, as the connections are.
