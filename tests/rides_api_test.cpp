@@ -378,7 +378,7 @@ bool parses_as_prometheus_text(const std::string& page) {
 
 // The page METRICS_PORT serves (api/serve.cpp); the public port answers /metrics with a 404.
 BOOST_FIXTURE_TEST_CASE(metrics_parse_and_move_with_traffic, RideFixture) {
-  const std::string created = "rocket_rides_http_requests_total{route=\"/rides\",method=\"POST\",status=\"201\"}";
+  const std::string created = "rocket_rides_http_requests_total{method=\"POST\",route=\"/rides\",status=\"201\"}";
   auto before = app->metrics_page();
   BOOST_TEST(before.status == 200);
   BOOST_TEST(before.content_type.starts_with("text/plain"));

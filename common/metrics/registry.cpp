@@ -1,62 +1,62 @@
-// Metric storage and the Prometheus text format.
+// The suite's bounded registry over prometheus-cpp's: the library keeps the series and writes the
+// text format; this file decides which series may exist.
 #include "common/metrics/registry.hpp"
 
-#include <charconv>
-#include <cmath>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <set>
 #include <stdexcept>
 
 namespace rr::metrics {
 namespace {
 
-// The shortest text that reads back as the same double (le="0.0025", not %.17g's
-// 0.0025000000000000001): what Prometheus' own Go clients write, and the text other tools and
-// people match label values against.
-std::string format_number(double v) {
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  if (std::isnan(v)) return "NaN";
-  char buf[32];
-  auto result = std::to_chars(buf, buf + sizeof buf, v);
-  return {buf, result.ptr};
-}
-
-std::string with_label(const std::string& labels, const std::string& extra) {
-  if (labels.empty()) return "{" + extra + "}";
-  return labels.substr(0, labels.size() - 1) + "," + extra + "}";
-}
-
 // One per family at most, outside max_series: it exists only once the bound was hit.
-const std::string kOverflowLabels = "{overflow=\"true\"}";
+const std::string kOverflowKey = "{overflow=\"true\"}";
+
+prometheus::Labels library_labels(const Labels& labels, const std::string& key) {
+  if (key == kOverflowKey) return {{"overflow", "true"}};
+  return {labels.begin(), labels.end()};
+}
 
 }  // namespace
 
-void Counter::inc(double amount) {
-  double current = value_.load(std::memory_order_relaxed);
-  while (!value_.compare_exchange_weak(current, current + amount, std::memory_order_relaxed)) {
-  }
+void Counter::inc(double amount) { series_->Increment(amount); }
+double Counter::value() const { return series_->Value(); }
+void Gauge::set(double value) { series_->Set(value); }
+double Gauge::value() const { return series_->Value(); }
+void Histogram::observe(double value) { series_->Observe(value); }
+
+// A metric family: prometheus-cpp's, plus our handles keyed by their rendered labels (the
+// handles are what callers hold; their addresses stay put in the maps).
+struct Registry::Family {
+  std::string type;
+  prometheus::Family<prometheus::Counter>* counters = nullptr;
+  prometheus::Family<prometheus::Gauge>* gauges = nullptr;
+  prometheus::Family<prometheus::Histogram>* histograms = nullptr;
+  std::set<std::string> keys;  // every series of the family, overflow included
+  std::map<std::string, std::unique_ptr<Counter>> counter_handles;
+  std::map<std::string, std::unique_ptr<Gauge>> gauge_handles;
+  std::map<std::string, std::unique_ptr<Histogram>> histogram_handles;
+  // Read-on-scrape gauges: set from their reading just before each render.
+  std::map<std::string, std::pair<prometheus::Gauge*, std::function<double()>>> reads;
+};
+
+Registry::Registry(RegistryLimits limits) : limits_(limits), registry_(std::make_shared<prometheus::Registry>()) {
+  // Registered with the library directly, outside the bounds: the count of refused series must
+  // not need a series of its own.
+  overflowed_series_ = &prometheus::BuildCounter()
+                            .Name("rocket_rides_metrics_series_overflow_total")
+                            .Help("Metric series refused by the registry's bounds and folded into an overflow series.")
+                            .Register(*registry_)
+                            .Add({});
 }
 
-Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
-
-void Histogram::observe(double value) {
-  std::size_t i = 0;
-  while (i < bounds_.size() && value > bounds_[i]) ++i;
-  std::lock_guard lock(mutex_);
-  ++counts_[i];
-  sum_ += value;
-  ++count_;
-}
-
-void Histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
-  std::lock_guard lock(mutex_);
-  std::uint64_t cumulative = 0;
-  for (std::size_t i = 0; i <= bounds_.size(); ++i) {
-    cumulative += counts_[i];
-    std::string le = i < bounds_.size() ? format_number(bounds_[i]) : "+Inf";
-    out += name + "_bucket" + with_label(labels, "le=\"" + le + "\"") + " " + std::to_string(cumulative) + "\n";
-  }
-  out += name + "_sum" + labels + " " + format_number(sum_) + "\n";
-  out += name + "_count" + labels + " " + std::to_string(count_) + "\n";
-}
+Registry::~Registry() = default;
 
 std::string format_labels(const Labels& labels) {
   if (labels.empty()) return "";
@@ -78,62 +78,88 @@ std::string format_labels(const Labels& labels) {
 }
 
 Registry::Family& Registry::family(const std::string& name, const std::string& help, const char* type) {
-  auto [it, inserted] = families_.try_emplace(name);
-  if (inserted) {
-    it->second.help = help;
-    it->second.type = type;
-  } else if (it->second.type != type) {
-    throw std::logic_error("metric " + name + " registered with two types");
+  auto& slot = families_[name];
+  if (slot) {
+    if (slot->type != type) throw std::logic_error("metric " + name + " registered with two types");
+    return *slot;
   }
-  return it->second;
+  auto created = std::make_unique<Family>();
+  created->type = type;
+  const std::string kind = type;
+  if (kind == "counter") {
+    created->counters = &prometheus::BuildCounter().Name(name).Help(help).Register(*registry_);
+  } else if (kind == "gauge") {
+    created->gauges = &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_);
+  } else {
+    created->histograms = &prometheus::BuildHistogram().Name(name).Help(help).Register(*registry_);
+  }
+  slot = std::move(created);
+  return *slot;
 }
 
-template <typename Series>
-std::string Registry::series_key(const std::map<std::string, Series>& series, const Labels& labels) {
+std::string Registry::series_key(const Family& family, const Labels& labels) {
   std::string key = format_labels(labels);
-  if (series.contains(key)) return key;
+  if (family.keys.contains(key)) return key;
   if (key.size() <= limits_.max_labels_length && series_ < limits_.max_series) {
     ++series_;
     return key;
   }
   ++overflowed_;
-  return kOverflowLabels;
+  overflowed_series_->Increment();
+  return kOverflowKey;
 }
 
 Counter& Registry::counter(const std::string& name, const std::string& help, const Labels& labels) {
   std::lock_guard lock(mutex_);
-  auto& counters = family(name, help, "counter").counters;
-  auto& slot = counters[series_key(counters, labels)];
-  if (!slot) slot = std::make_unique<Counter>();
+  auto& fam = family(name, help, "counter");
+  std::string key = series_key(fam, labels);
+  auto& slot = fam.counter_handles[key];
+  if (!slot) {
+    slot = std::make_unique<Counter>(fam.counters->Add(library_labels(labels, key)));
+    fam.keys.insert(key);
+  }
   return *slot;
 }
 
 Histogram& Registry::histogram(const std::string& name, const std::string& help, const Labels& labels,
                                std::vector<double> bounds) {
   std::lock_guard lock(mutex_);
-  auto& histograms = family(name, help, "histogram").histograms;
-  auto& slot = histograms[series_key(histograms, labels)];
-  if (!slot) slot = std::make_unique<Histogram>(std::move(bounds));
+  auto& fam = family(name, help, "histogram");
+  std::string key = series_key(fam, labels);
+  auto& slot = fam.histogram_handles[key];
+  if (!slot) {
+    slot = std::make_unique<Histogram>(fam.histograms->Add(library_labels(labels, key), std::move(bounds)));
+    fam.keys.insert(key);
+  }
   return *slot;
 }
 
 Gauge& Registry::gauge(const std::string& name, const std::string& help, const Labels& labels) {
   std::lock_guard lock(mutex_);
-  auto& gauges = family(name, help, "gauge").set_gauges;
-  auto& slot = gauges[series_key(gauges, labels)];
-  if (!slot) slot = std::make_unique<Gauge>();
+  auto& fam = family(name, help, "gauge");
+  std::string key = series_key(fam, labels);
+  auto& slot = fam.gauge_handles[key];
+  if (!slot) {
+    slot = std::make_unique<Gauge>(fam.gauges->Add(library_labels(labels, key)));
+    fam.keys.insert(key);
+  }
   return *slot;
 }
 
 void Registry::gauge(const std::string& name, const std::string& help, const Labels& labels,
                      std::function<double()> read) {
   std::lock_guard lock(mutex_);
-  auto& gauges = family(name, help, "gauge").gauges;
-  std::string key = series_key(gauges, labels);
+  auto& fam = family(name, help, "gauge");
+  std::string key = series_key(fam, labels);
   // Two readings cannot be folded into one: a refused read-on-scrape gauge is dropped (and
   // counted), and never replaces one already there.
-  if (key == kOverflowLabels) return;
-  gauges[key] = std::move(read);
+  if (key == kOverflowKey) return;
+  auto& reading = fam.reads[key];
+  if (!reading.first) {
+    reading.first = &fam.gauges->Add(library_labels(labels, key));
+    fam.keys.insert(key);
+  }
+  reading.second = std::move(read);
 }
 
 std::size_t Registry::series() const {
@@ -148,23 +174,10 @@ std::uint64_t Registry::overflowed() const {
 
 std::string Registry::render() const {
   std::lock_guard lock(mutex_);
-  std::string out;
   for (const auto& [name, fam] : families_) {
-    out += "# HELP " + name + " " + fam.help + "\n# TYPE " + name + " " + fam.type + "\n";
-    for (const auto& [labels, counter] : fam.counters)
-      out += name + labels + " " + format_number(counter->value()) + "\n";
-    for (const auto& [labels, histogram] : fam.histograms) histogram->render(out, name, labels);
-    for (const auto& [labels, read] : fam.gauges) out += name + labels + " " + format_number(read()) + "\n";
-    for (const auto& [labels, gauge] : fam.set_gauges)
-      out += name + labels + " " + format_number(gauge->value()) + "\n";
+    for (const auto& [key, reading] : fam->reads) reading.first->Set(reading.second());
   }
-  // Rendered rather than registered: the count of refused series must not need a series itself.
-  out +=
-      "# HELP rocket_rides_metrics_series_overflow_total Metric series refused by the registry's bounds and "
-      "folded into an overflow series.\n# TYPE rocket_rides_metrics_series_overflow_total counter\n"
-      "rocket_rides_metrics_series_overflow_total " +
-      std::to_string(overflowed_) + "\n";
-  return out;
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 
 std::vector<double> Registry::default_latency_buckets() {

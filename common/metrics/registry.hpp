@@ -1,5 +1,6 @@
-// Prometheus metrics: counters, gauges and histograms with labels, rendered in the text
-// exposition format. One process-wide registry, as Prometheus client libraries have.
+// Prometheus metrics: counters, gauges and histograms with labels, kept and rendered in the text
+// exposition format by prometheus-cpp (Debian's prometheus-cpp-dev, its core library). One
+// process-wide registry, as Prometheus client libraries have.
 //
 // The registry bounds its own memory whatever its callers pass: at most RegistryLimits::max_series
 // labelled series in all, each label text at most max_labels_length bytes. A series that would
@@ -8,7 +9,6 @@
 // rocket_rides_metrics_series_overflow_total counts every refused series.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,41 +19,46 @@
 #include <utility>
 #include <vector>
 
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+class Registry;
+}  // namespace prometheus
+
 namespace rr::metrics {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
+// The metric types are prometheus-cpp's (the series, their storage and the text format are the
+// library's); these handles keep the suite's small vocabulary and the registry's bounds in front.
 class Counter {
  public:
+  explicit Counter(prometheus::Counter& series) : series_(&series) {}
   void inc(double amount = 1);
-  double value() const { return value_.load(std::memory_order_relaxed); }
+  double value() const;
 
  private:
-  std::atomic<double> value_{0};
+  prometheus::Counter* series_;
 };
 
 class Gauge {
  public:
-  void set(double value) { value_.store(value, std::memory_order_relaxed); }
-  double value() const { return value_.load(std::memory_order_relaxed); }
+  explicit Gauge(prometheus::Gauge& series) : series_(&series) {}
+  void set(double value);
+  double value() const;
 
  private:
-  std::atomic<double> value_{0};
+  prometheus::Gauge* series_;
 };
 
 class Histogram {
  public:
-  explicit Histogram(std::vector<double> bounds);
+  explicit Histogram(prometheus::Histogram& series) : series_(&series) {}
   void observe(double value);
-  // Renders the _bucket/_sum/_count lines for one label set.
-  void render(std::string& out, const std::string& name, const std::string& labels) const;
 
  private:
-  std::vector<double> bounds_;
-  mutable std::mutex mutex_;
-  std::vector<std::uint64_t> counts_;  // per bucket, not cumulative
-  double sum_ = 0;
-  std::uint64_t count_ = 0;
+  prometheus::Histogram* series_;
 };
 
 struct RegistryLimits {
@@ -66,13 +71,18 @@ struct RegistryLimits {
 
 class Registry {
  public:
-  explicit Registry(RegistryLimits limits = {}) : limits_(limits) {}
+  explicit Registry(RegistryLimits limits = {});
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
   Counter& counter(const std::string& name, const std::string& help, const Labels& labels = {});
   Histogram& histogram(const std::string& name, const std::string& help, const Labels& labels = {},
                        std::vector<double> bounds = default_latency_buckets());
   Gauge& gauge(const std::string& name, const std::string& help, const Labels& labels = {});
   // A gauge read when scraped (pool sizes, timestamps).
   void gauge(const std::string& name, const std::string& help, const Labels& labels, std::function<double()> read);
+  // The Prometheus text exposition format (prometheus-cpp's TextSerializer).
   std::string render() const;
   // Labelled series created so far, overflow series not included (never above max_series).
   std::size_t series() const;
@@ -83,29 +93,24 @@ class Registry {
   static std::vector<double> default_latency_buckets();
 
  private:
-  struct Family {
-    std::string help;
-    std::string type;
-    std::map<std::string, std::unique_ptr<Counter>> counters;
-    std::map<std::string, std::unique_ptr<Histogram>> histograms;
-    std::map<std::string, std::function<double()>> gauges;
-    std::map<std::string, std::unique_ptr<Gauge>> set_gauges;
-  };
+  struct Family;
   Family& family(const std::string& name, const std::string& help, const char* type);
-  // The key under which `labels` are stored in a family's `series`, or the overflow key when a
-  // new series would break the bounds. Called under mutex_.
-  template <typename Series>
-  std::string series_key(const std::map<std::string, Series>& series, const Labels& labels);
+  // The key under which `labels` are kept in `family`, or the overflow key when a new series
+  // would break the bounds. Called under mutex_.
+  std::string series_key(const Family& family, const Labels& labels);
 
   RegistryLimits limits_;
   mutable std::mutex mutex_;
-  std::map<std::string, Family> families_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::map<std::string, std::unique_ptr<Family>> families_;
   std::size_t series_ = 0;
   std::uint64_t overflowed_ = 0;
+  prometheus::Counter* overflowed_series_ = nullptr;
 };
 
 Registry& default_registry();
-// {a="1",b="2"} with values escaped; "" for no labels.
+// {a="1",b="2"} with values escaped; "" for no labels. The registry's bound on a series' labels
+// is measured on this text.
 std::string format_labels(const Labels& labels);
 
 }  // namespace rr::metrics
