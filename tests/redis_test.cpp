@@ -101,6 +101,13 @@ BOOST_AUTO_TEST_CASE(malformed_urls_are_rejected_with_a_reason) {
   BOOST_TEST(url_error("http://h:6379").find("expected") != std::string::npos);
   BOOST_TEST(url_error("redis://:bad%zz@h").find("percent") != std::string::npos);
   BOOST_TEST(url_error("redis://[::1:6379").find("IPv6") != std::string::npos);
+  BOOST_TEST(url_error("redis://h:6379/0?db=1").find("parameters") != std::string::npos);
+  BOOST_TEST(url_error("redis://h:6379/0 1").find("not a valid URL") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_plus_in_a_password_stays_a_plus) {
+  BOOST_TEST(parse_redis_url("unix:///s.sock?password=a+b").password.value_or("") == "a+b");
+  BOOST_TEST(parse_redis_url("redis://:a+b@h").password.value_or("") == "a+b");
 }
 
 BOOST_AUTO_TEST_CASE(errors_never_repeat_the_password) {

@@ -1,35 +1,18 @@
 // REDIS_URL parsing, strict enough that a typo fails at start rather than at the first push.
+// Boost.URL parses and percent-decodes; this file says what a Redis URL may hold and, when the
+// text is no URL at all, which part is wrong, without repeating it (it may hold a password).
 #include "common/redis/redis_url.hpp"
 
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+#include <cctype>
 #include <charconv>
 
 namespace rr::redis {
 
 namespace {
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Passwords with '@', ':' or '/' must be percent-encoded in a URL; decode them.
-std::string percent_decode(std::string_view text, const char* what) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    if (i + 2 >= text.size()) throw RedisUrlError(std::string("bad percent-encoding in the ") + what);
-    int hi = hex_digit(text[i + 1]), lo = hex_digit(text[i + 2]);
-    if (hi < 0 || lo < 0) throw RedisUrlError(std::string("bad percent-encoding in the ") + what);
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
-}
+namespace urls = boost::urls;
 
 int parse_db(std::string_view text) {
   int db = -1;
@@ -49,73 +32,80 @@ std::uint16_t parse_port(std::string_view text) {
   return static_cast<std::uint16_t>(port);
 }
 
-// The query part of a unix:// URL: only db=N and password=... are understood.
-void parse_socket_query(std::string_view query, RedisEndpoint& endpoint) {
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    auto eq = pair.find('=');
-    std::string_view key = pair.substr(0, eq);
-    std::string_view value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    if (key == "db") {
-      endpoint.db = parse_db(value);
-    } else if (key == "password") {
-      endpoint.password = percent_decode(value, "password");
-    } else {
-      throw RedisUrlError("unknown parameter '" + std::string(key) + "' (only db and password are understood)");
+bool bad_percent_encoding(std::string_view text) {
+  for (std::size_t at = text.find('%'); at != std::string_view::npos; at = text.find('%', at + 1)) {
+    if (at + 2 >= text.size() || !std::isxdigit(static_cast<unsigned char>(text[at + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(text[at + 2]))) {
+      return true;
     }
   }
+  return false;
 }
 
-RedisEndpoint parse_socket(std::string_view rest) {
-  RedisEndpoint endpoint;
-  auto question = rest.find('?');
-  endpoint.socket_path = std::string(rest.substr(0, question));
-  if (endpoint.socket_path.empty() || endpoint.socket_path.front() != '/') {
-    throw RedisUrlError("a Unix socket path must be absolute (unix:///path/to/redis.sock)");
+// Boost.URL refused the text: name the part that breaks the grammar, as far as it can be told.
+[[noreturn]] void refuse(std::string_view text, const urls::error_code& error) {
+  if (bad_percent_encoding(text))
+    throw RedisUrlError("bad percent-encoding (a '%' must be followed by two hex digits)");
+  if (text.find('[') != std::string_view::npos && text.find(']') == std::string_view::npos) {
+    throw RedisUrlError("an IPv6 address must be closed by ']'");
   }
-  if (question != std::string_view::npos) parse_socket_query(rest.substr(question + 1), endpoint);
+  auto start = text.find("//");
+  start = start == std::string_view::npos ? 0 : start + 2;
+  auto end = text.find_first_of("/?#", start);
+  std::string_view host_and_port = text.substr(start, end == std::string_view::npos ? end : end - start);
+  if (auto at = host_and_port.rfind('@'); at != std::string_view::npos) host_and_port = host_and_port.substr(at + 1);
+  if (auto colon = host_and_port.rfind(':'); colon != std::string_view::npos && host_and_port.back() != ']') {
+    parse_port(host_and_port.substr(colon + 1));  // throws its own message when the port is the fault
+  }
+  throw RedisUrlError("not a valid URL (" + error.message() + ")");
+}
+
+RedisEndpoint tcp_endpoint(const urls::url_view& url) {
+  RedisEndpoint endpoint;
+  if (url.host_type() == urls::host_type::ipv6) {
+    endpoint.host = url.host_ipv6_address().to_string();
+  } else {
+    endpoint.host = url.host();  // percent-decoded
+  }
+  if (endpoint.host.empty()) throw RedisUrlError("the host is missing (redis://host:port/db)");
+  if (url.has_port()) endpoint.port = parse_port(url.port());
+  if (url.has_userinfo()) {
+    if (url.has_password()) {
+      if (!url.user().empty()) endpoint.username = url.user();
+      endpoint.password = url.password();
+    } else if (!url.user().empty()) {
+      // redis://secret@host is how several clients spell a password-only URL.
+      endpoint.password = url.user();
+    }
+  }
+  std::string_view path = url.encoded_path();
+  // Boost.URL 1.81 ends a port at its last digit and reads the rest as a path ("h:63x9" is port
+  // 63 and path "x9"); after an authority a path starts with '/', so the port was the fault.
+  if (!path.empty() && path.front() != '/') throw RedisUrlError("the port must be a number from 1 to 65535");
+  if (path.size() > 1) endpoint.db = parse_db(path.substr(1));
+  if (url.has_query()) throw RedisUrlError("redis:// URLs take no parameters (the database is the path: /N)");
   return endpoint;
 }
 
-RedisEndpoint parse_tcp(std::string_view rest) {
+// unix:///path?db=N&password=...: only db and password are understood.
+RedisEndpoint socket_endpoint(const urls::url_view& url) {
   RedisEndpoint endpoint;
-  auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  if (slash != std::string_view::npos) {
-    std::string_view path = rest.substr(slash + 1);
-    if (!path.empty()) endpoint.db = parse_db(path);
+  endpoint.socket_path = url.path();
+  if ((url.has_authority() && !url.encoded_host().empty()) || endpoint.socket_path.empty() ||
+      endpoint.socket_path.front() != '/') {
+    throw RedisUrlError("a Unix socket path must be absolute (unix:///path/to/redis.sock)");
   }
-  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    auto colon = userinfo.find(':');
-    if (colon == std::string_view::npos) {
-      // redis://secret@host is how several clients spell a password-only URL.
-      if (!userinfo.empty()) endpoint.password = percent_decode(userinfo, "password");
+  urls::encoding_opts literal_plus;  // a '+' in a password is a '+', not a space
+  literal_plus.space_as_plus = false;
+  for (auto param : url.params(literal_plus)) {
+    if (param.key == "db") {
+      endpoint.db = parse_db(param.value);
+    } else if (param.key == "password") {
+      endpoint.password = param.value;
     } else {
-      if (colon > 0) endpoint.username = percent_decode(userinfo.substr(0, colon), "user name");
-      endpoint.password = percent_decode(userinfo.substr(colon + 1), "password");
+      throw RedisUrlError("unknown parameter '" + param.key + "' (only db and password are understood)");
     }
   }
-  std::string_view port_text;
-  if (authority.starts_with('[')) {  // [::1]:6379
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) throw RedisUrlError("an IPv6 address must be closed by ']'");
-    endpoint.host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') throw RedisUrlError("expected ':' and a port after the IPv6 address");
-      port_text = after.substr(1);
-      endpoint.port = parse_port(port_text);
-    }
-  } else {
-    auto colon = authority.find(':');
-    endpoint.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) endpoint.port = parse_port(authority.substr(colon + 1));
-  }
-  if (endpoint.host.empty()) throw RedisUrlError("the host is missing (redis://host:port/db)");
   return endpoint;
 }
 
@@ -127,12 +117,20 @@ std::string RedisEndpoint::describe() const {
   return host + ":" + std::to_string(port);
 }
 
-RedisEndpoint parse_redis_url(std::string_view url) {
-  if (url.starts_with("redis://")) return parse_tcp(url.substr(8));
-  if (url.starts_with("unix://")) return parse_socket(url.substr(7));
-  if (url.starts_with("/")) return parse_socket(url);
-  if (url.starts_with("rediss://")) throw RedisUrlError("TLS (rediss://) is not supported by this build's hiredis");
-  throw RedisUrlError("expected redis://host:port/db, unix:///path/to/socket or /path/to/socket");
+RedisEndpoint parse_redis_url(std::string_view text) {
+  if (text.starts_with("rediss://")) throw RedisUrlError("TLS (rediss://) is not supported by this build's hiredis");
+  const bool bare_path = text.starts_with("/");
+  if (!bare_path && !text.starts_with("redis://") && !text.starts_with("unix://")) {
+    throw RedisUrlError("expected redis://host:port/db, unix:///path/to/socket or /path/to/socket");
+  }
+  if (bare_path) {
+    auto parsed = urls::parse_origin_form(text);
+    if (!parsed) refuse(text, parsed.error());
+    return socket_endpoint(*parsed);
+  }
+  auto parsed = urls::parse_uri(text);
+  if (!parsed) refuse(text, parsed.error());
+  return parsed->scheme() == "redis" ? tcp_endpoint(*parsed) : socket_endpoint(*parsed);
 }
 
 }  // namespace rr::redis
