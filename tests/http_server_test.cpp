@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 #include "common/http/server.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 #include "common/http/server.hpp"
 #include "common/payments/stripe_client.hpp"
 #include "support/process.hpp"

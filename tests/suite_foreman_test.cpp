@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(simulated_traffic_reaches_every_daemon_within_a_minute) {
   BOOST_TEST(completed, "the completer finished no abandoned request");
   BOOST_TEST(status.has_value(), "foreman did not stop");
   BOOST_TEST(metrics.status == 200);
-  BOOST_TEST(metrics.body.find("rocket_rides_http_requests_total{route=\"/rides\"") != std::string::npos);
+  BOOST_TEST(metrics.body.find("rocket_rides_http_requests_total{method=\"POST\",route=\"/rides\"") != std::string::npos);
   BOOST_TEST(public_metrics.status == 404);
   BOOST_TEST(logs.find(token) == std::string::npos, "a token was logged");
   if (!(rides && jobs && completed)) BOOST_TEST_MESSAGE(logs.substr(logs.size() > 6000 ? logs.size() - 6000 : 0));

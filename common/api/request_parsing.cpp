@@ -9,6 +9,7 @@
 #include "common/auth/tokens.hpp"
 #include "common/config/environment.hpp"
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 
 namespace rr::api {
 namespace {

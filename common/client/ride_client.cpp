@@ -3,6 +3,7 @@
 
 #include "common/daemon/backoff.hpp"
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 
 namespace rr::client {
 

@@ -1,6 +1,5 @@
 // The blocking HTTP client: a private io_context per call, so one deadline can cancel every step
 // (resolve, connect, TLS handshake, write, read) and a slow provider never outlives its timeout.
-// Also the application/x-www-form-urlencoded codec that goes with it.
 #include "common/http/client.hpp"
 
 #include <openssl/ssl.h>
@@ -14,6 +13,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
 #include <cctype>
 #include <optional>
 
@@ -28,6 +29,7 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
+namespace urls = boost::urls;
 
 // Provider answers are small; a runaway body is a broken peer, not data to buffer.
 constexpr std::uint64_t kMaxResponseBody = 8 * 1024 * 1024;
@@ -41,45 +43,33 @@ struct Url {
   std::string origin;       // scheme://host:port, for error messages (no query: it may hold secrets)
 };
 
-bool starts_with_nocase(std::string_view text, std::string_view prefix) {
-  return text.size() >= prefix.size() && iequals(text.substr(0, prefix.size()), prefix);
-}
-
+// http:// or https:// URLs as Boost.URL parses them; nullopt for anything else, or for user
+// information (a secret in a URL ends up in logs).
 std::optional<Url> parse_url(std::string_view text) {
+  auto parsed = urls::parse_uri(text);
+  if (!parsed) return std::nullopt;
   Url url;
-  if (starts_with_nocase(text, "http://")) {
-    text.remove_prefix(7);
-  } else if (starts_with_nocase(text, "https://")) {
+  if (parsed->scheme_id() == urls::scheme::https) {
     url.tls = true;
-    text.remove_prefix(8);
-  } else {
+  } else if (parsed->scheme_id() != urls::scheme::http) {
     return std::nullopt;
   }
-  auto end = text.find_first_of("/?#");
-  std::string_view authority = text.substr(0, end);
-  std::string_view rest = end == std::string_view::npos ? std::string_view() : text.substr(end);
-  if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
-
-  std::string_view port;
-  if (authority.front() == '[') {
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    url.host = std::string(authority.substr(1, close - 1));
-    auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return std::nullopt;
-      port = after.substr(1);
-    }
+  if (parsed->has_userinfo()) return std::nullopt;
+  if (parsed->host_type() == urls::host_type::ipv6) {
+    url.host = parsed->host_ipv6_address().to_string();
   } else {
-    auto colon = authority.rfind(':');
-    url.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+    url.host = parsed->encoded_host();
   }
   if (url.host.empty()) return std::nullopt;
-  if (port.empty()) {
+  std::string_view path = parsed->encoded_path();
+  // Boost.URL 1.81 ends a port at its last digit and reads the rest as a path ("h:80x" is port 80
+  // and path "x"); after an authority a path starts with '/', so such a URL is malformed.
+  if (!path.empty() && path.front() != '/') return std::nullopt;
+  if (!parsed->has_port() || parsed->port().empty()) {
     url.port = url.tls ? "443" : "80";
   } else {
-    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    std::string_view port = parsed->port();
+    if (port.size() > 5) return std::nullopt;
     int number = std::stoi(std::string(port));
     if (number < 1 || number > 65535) return std::nullopt;
     url.port = std::to_string(number);
@@ -88,10 +78,8 @@ std::optional<Url> parse_url(std::string_view text) {
   bool default_port = url.port == (url.tls ? "443" : "80");
   url.host_header = default_port ? bracketed : bracketed + ":" + url.port;
   url.origin = (url.tls ? "https://" : "http://") + bracketed + ":" + url.port;
-
-  rest = rest.substr(0, rest.find('#'));
-  url.target = std::string(rest);
-  if (url.target.empty() || url.target.front() == '?') url.target.insert(0, "/");
+  url.target = path.empty() ? "/" : std::string(path);
+  if (parsed->has_query()) url.target += "?" + std::string(parsed->encoded_query());
   return url;
 }
 
@@ -239,32 +227,6 @@ bhttp::request<bhttp::string_body> build_request(const ClientRequest& input, con
   return request;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool decode_component(std::string_view text, std::string& out) {
-  out.clear();
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '+') {
-      out += ' ';
-    } else if (c == '%') {
-      if (i + 2 >= text.size()) return false;
-      int high = hex_value(text[i + 1]), low = hex_value(text[i + 2]);
-      if (high < 0 || low < 0) return false;
-      out += static_cast<char>(high * 16 + low);
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string ClientResponse::header(std::string_view name) const {
@@ -401,49 +363,6 @@ ClientResponse Client::send(const ClientRequest& input) {
 ClientResponse send(const ClientRequest& request) {
   Client one_shot(0);
   return one_shot.send(request);
-}
-
-std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  auto append = [&](std::string_view text) {
-    for (char c : text) {
-      auto byte = static_cast<unsigned char>(c);
-      if (std::isalnum(byte) || c == '-' || c == '.' || c == '_' || c == '~') {
-        out += c;
-      } else if (c == ' ') {
-        out += '+';
-      } else {
-        out += '%';
-        out += kHex[byte >> 4];
-        out += kHex[byte & 0x0F];
-      }
-    }
-  };
-  for (const auto& [name, value] : fields) {
-    if (!out.empty()) out += '&';
-    append(name);
-    out += '=';
-    append(value);
-  }
-  return out;
-}
-
-bool form_decode(std::string_view body, std::vector<std::pair<std::string, std::string>>& out) {
-  std::size_t start = 0;
-  while (start <= body.size()) {
-    auto end = body.find('&', start);
-    if (end == std::string_view::npos) end = body.size();
-    std::string_view pair = body.substr(start, end - start);
-    start = end + 1;
-    if (pair.empty()) continue;  // "a=1&&b=2" and a trailing '&' are harmless
-    auto eq = pair.find('=');
-    std::string name, value;
-    if (!decode_component(pair.substr(0, eq), name)) return false;
-    if (eq != std::string_view::npos && !decode_component(pair.substr(eq + 1), value)) return false;
-    out.emplace_back(std::move(name), std::move(value));
-  }
-  return true;
 }
 
 }  // namespace rr::http

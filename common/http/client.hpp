@@ -70,9 +70,4 @@ class Client {
 // One request on a fresh connection, closed afterwards. Throws TransportError.
 ClientResponse send(const ClientRequest& request);
 
-// Percent-encodes for application/x-www-form-urlencoded.
-std::string form_encode(const std::vector<std::pair<std::string, std::string>>& fields);
-// Parses application/x-www-form-urlencoded; false on malformed percent-escapes.
-bool form_decode(std::string_view body, std::vector<std::pair<std::string, std::string>>& out);
-
 }  // namespace rr::http

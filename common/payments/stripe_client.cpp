@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 
 namespace rr::payments {
 namespace {

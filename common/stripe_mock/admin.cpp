@@ -8,6 +8,7 @@
 
 #include "common/config/environment.hpp"
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 #include "common/stripe_mock/mock.hpp"
 #include "common/stripe_mock/stripe_errors.hpp"
 

@@ -9,6 +9,7 @@
 
 #include "common/base/log.hpp"
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 #include "common/http/server.hpp"
 #include "common/stripe_mock/stripe_errors.hpp"
 
