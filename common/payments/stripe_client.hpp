@@ -6,6 +6,7 @@
 #include "common/config/settings.hpp"
 #include "common/http/client.hpp"
 #include "common/payments/charge.hpp"
+#include "common/payments/refund.hpp"
 
 namespace rr::payments {
 
@@ -17,8 +18,16 @@ class StripeClient {
   // Authorization: Bearer {key}; Idempotency-Key: request.idempotency_key. Never throws for
   // provider or network trouble: that is ChargeOutcome::Kind::unavailable.
   ChargeOutcome create_charge(const ChargeRequest& request) const;
+  // POST {base}/v1/refunds, form-encoded charge, amount when given, metadata[...]; the same
+  // headers. Never throws for provider or network trouble: that is RefundOutcome::Kind::unavailable.
+  RefundOutcome create_refund(const RefundRequest& request) const;
 
  private:
+  // What came back from one POST of Stripe's form-encoded API.
+  struct Answer;
+  Answer post_form(const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
+                   const std::string& idempotency_key) const;
+
   config::PaymentSettings settings_;
   // Kept-alive connections to the provider: a charge pays no connect or TLS handshake of its own
   // once traffic flows. Shared by copies, as the connections are.
