@@ -1,4 +1,6 @@
-// The API binary's operator subcommands: `migrate`, `user create`, `user token`.
+// The API binary's operator subcommands: `migrate`, `user`, `keys` and `archive`. Each opens one
+// database session, prints its result on stdout (one JSON document with --json) and exits with a
+// status from common/cli/exit_codes.hpp.
 #pragma once
 
 #include <string>
@@ -7,6 +9,11 @@
 namespace rr::api {
 
 int run_migrate();
+// user create | user token (issue, --list, --revoke): api/admin_commands.cpp
 int run_user_command(const std::vector<std::string>& args);
+// keys show | keys list --unfinished | keys unlock: api/key_commands.cpp
+int run_keys_command(const std::vector<std::string>& args);
+// archive list: api/archive_commands.cpp
+int run_archive_command(const std::vector<std::string>& args);
 
 }  // namespace rr::api

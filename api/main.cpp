@@ -1,4 +1,4 @@
-// rocket-rides-api: the HTTP API, plus the operator subcommands `migrate` and `user`.
+// rocket-rides-api: the HTTP API, plus the operator subcommands `migrate`, `user`, `keys` and `archive`.
 #include <string>
 #include <vector>
 
@@ -15,7 +15,9 @@ int main(int argc, char** argv) {
     rr::log::use_stderr();
     if (args[0] == "migrate") return rr::api::run_migrate();
     if (args[0] == "user") return rr::api::run_user_command(args);
+    if (args[0] == "keys") return rr::api::run_keys_command(args);
+    if (args[0] == "archive") return rr::api::run_archive_command(args);
     throw rr::cli::UsageError("unknown subcommand \"" + args[0] +
-                              "\" (expected no argument to serve, migrate or user)");
+                              "\" (expected no argument to serve, migrate, user, keys or archive)");
   });
 }

@@ -26,6 +26,7 @@ cleanup() {
 trap cleanup EXIT
 eval "$(scripts/local-servers.sh start "$dir")"
 export ENQUEUER_QUEUE=$QUEUE
+export SIDEKIQ_TIMESTAMPS=seconds  # the latency below reads float seconds
 
 sql() { psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qtAX "$@"; }
 redis() { redis-cli -u "$REDIS_URL" "$@"; }
@@ -84,7 +85,8 @@ done
 
 # Wake-up latency: the daemon idles with a 60 s fallback poll, so only NOTIFY can deliver quickly.
 # Latency per job = enqueued_at (set by the enqueuer) - created_at (the staging transaction's
-# start), both epoch ms from this machine's clock; the staging commit follows its start at once.
+# start), both from this machine's clock (float epoch seconds, SIDEKIQ_TIMESTAMPS' default); the
+# staging commit follows its start at once.
 redis DEL "queue:$QUEUE" >/dev/null
 ENQUEUER_IDLE_SLEEP=60 "$BIN" >"$dir/daemon.log" 2>&1 &
 daemon_pid=$!
@@ -103,7 +105,7 @@ daemon_pid=
 [ "$status" = 0 ] || { echo "daemon exited $status after SIGTERM" >&2; exit 1; }
 redis --raw LRANGE "queue:$QUEUE" 0 -1 | python3 -c '
 import json, sys
-lat = sorted(p["enqueued_at"] - p["created_at"] for p in map(json.loads, filter(None, sys.stdin.read().splitlines())))
+lat = sorted(round((p["enqueued_at"] - p["created_at"]) * 1000) for p in map(json.loads, filter(None, sys.stdin.read().splitlines())))
 pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
 print(f"wake-up latency over {len(lat)} jobs: p50 {pick(0.50)} ms  p99 {pick(0.99)} ms  max {lat[-1]} ms"
       f"  (a {60000} ms poll would average {30000} ms)")

@@ -24,10 +24,13 @@ int main(int argc, char** argv) {
     if (enqueuer.has_wake_up()) {
       options.wait_for_work = [&](std::chrono::milliseconds timeout) { return enqueuer.wait_for_jobs(timeout); };
     }
-    rr::log::info("enqueuer started", {{"queue", config.queue},
-                                       {"batch_size", config.loop.batch_size},
-                                       {"wake_up", enqueuer.has_wake_up() ? "listen" : "poll"},
-                                       {"idle_sleep", config.loop.idle_sleep}});
+    rr::log::info(
+        "enqueuer started",
+        {{"queue", config.queue},
+         {"batch_size", config.loop.batch_size},
+         {"wake_up", enqueuer.has_wake_up() ? "listen" : "poll"},
+         {"sidekiq_timestamps", config.timestamps == rr::jobs::SidekiqTimestamps::seconds ? "seconds" : "milliseconds"},
+         {"idle_sleep", config.loop.idle_sleep}});
     rr::daemon::run_loop(options, [&] { return rr::daemon::PassOutcome{enqueuer.run_once().enqueued > 0}; });
     return rr::cli::kExitOk;
   });

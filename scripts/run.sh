@@ -26,25 +26,29 @@ api_port=${API_PORT:-5000}
 mock_port=${STRIPE_MOCK_PORT:-12111}
 # Demo settings: the completer's thresholds are shortened so abandoned requests are finished
 # within a minute, and the stand-in provider fails some charges so that there are some.
-cat >.local/suite.env <<ENV
-DATABASE_URL=$DATABASE_URL
-REDIS_URL=$REDIS_URL
-API_PORT=$api_port
-STRIPE_MOCK_PORT=$mock_port
-STRIPE_API_BASE=http://127.0.0.1:$mock_port
-STRIPE_API_KEY=sk_test_rocket_rides_demo
-STRIPE_TIMEOUT=2
-IDEMPOTENCY_KEY_LOCK_TIMEOUT=10
-COMPLETER_MIN_AGE=15
-COMPLETER_LAST_RUN_THRESHOLD=5
-COMPLETER_IDLE_SLEEP=5
-MOCK_FAILURE_RATE=0.15
-MOCK_LATENCY_MS=20
-SIMULATOR_API_URL=http://127.0.0.1:$api_port
-SIMULATOR_TOKEN=$token
-SIMULATOR_RATE=2
-SIMULATOR_ABANDON_RATE=0.3
-ENV
+# Every value quoted (scripts/env-file.sh): Procfile runners other than foreman cut unquoted
+# values at `#`.
+source scripts/env-file.sh
+{
+  env_file_line DATABASE_URL "$DATABASE_URL"
+  env_file_line REDIS_URL "$REDIS_URL"
+  env_file_line API_PORT "$api_port"
+  env_file_line STRIPE_MOCK_PORT "$mock_port"
+  env_file_line STRIPE_API_BASE "http://127.0.0.1:$mock_port"
+  env_file_line STRIPE_API_KEY sk_test_rocket_rides_demo
+  env_file_line STRIPE_TIMEOUT 2
+  env_file_line IDEMPOTENCY_KEY_LOCK_TIMEOUT 10
+  env_file_line COMPLETER_MIN_AGE 15
+  env_file_line COMPLETER_LAST_RUN_THRESHOLD 5
+  env_file_line COMPLETER_IDLE_SLEEP 5
+  env_file_line MOCK_FAILURE_RATE 0.15
+  env_file_line MOCK_LATENCY_MS 20
+  env_file_line SIMULATOR_API_URL "http://127.0.0.1:$api_port"
+  env_file_line SIMULATOR_TOKEN "$token"
+  env_file_line SIMULATOR_RATE 2
+  env_file_line SIMULATOR_ABANDON_RATE 0.3
+} >.local/suite.env.new
+mv .local/suite.env.new .local/suite.env
 
 cat <<MSG
 Suite starting. Try it from another terminal:

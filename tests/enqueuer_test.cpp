@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <rapidjson/document.h>
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <set>
@@ -148,14 +150,58 @@ BOOST_AUTO_TEST_CASE(job_names_become_camel_case_worker_classes_ending_in_job) {
   BOOST_TEST(sidekiq_class_name("notify_v2__user") == "NotifyV2UserJob");
 }
 
-BOOST_AUTO_TEST_CASE(the_payload_carries_args_verbatim_and_times_as_integer_milliseconds) {
+BOOST_AUTO_TEST_CASE(the_payload_carries_args_verbatim_and_times_as_float_seconds_by_default) {
   rr::jobs::StagedJob job{7, "send_ride_receipt", R"([12, "x\"y", {"a": [1.50, null]}])", "0123456789abcdef01234567",
-                          1700000000123};
-  std::string payload = rr::jobs::sidekiq_payload(job, "mailers", 1700000000999);
+                          1700000000123456};
+  std::string payload =
+      rr::jobs::sidekiq_payload(job, "mailers", 1700000000999000, rr::jobs::SidekiqTimestamps::seconds);
   BOOST_TEST(
       payload ==
       R"({"class":"SendRideReceiptJob","args":[12, "x\"y", {"a": [1.50, null]}],"jid":"0123456789abcdef01234567",)"
-      R"("queue":"mailers","retry":true,"created_at":1700000000123,"enqueued_at":1700000000999})");
+      R"("queue":"mailers","retry":true,"created_at":1700000000.123456,"enqueued_at":1700000000.999000})");
+}
+
+BOOST_AUTO_TEST_CASE(the_milliseconds_form_writes_integer_milliseconds_as_sidekiq_8_does) {
+  rr::jobs::StagedJob job{7, "send_ride_receipt", "[1]", "0123456789abcdef01234567", 1700000000123456};
+  std::string payload =
+      rr::jobs::sidekiq_payload(job, "default", 1700000000999999, rr::jobs::SidekiqTimestamps::milliseconds);
+  BOOST_TEST(payload == R"({"class":"SendRideReceiptJob","args":[1],"jid":"0123456789abcdef01234567",)"
+                        R"("queue":"default","retry":true,"created_at":1700000000123,"enqueued_at":1700000000999})");
+}
+
+BOOST_AUTO_TEST_CASE(seconds_always_carry_a_decimal_point_and_six_digits_so_ruby_reads_a_float) {
+  using rr::jobs::sidekiq_timestamp;
+  using rr::jobs::SidekiqTimestamps;
+  BOOST_TEST(sidekiq_timestamp(1700000000000000, SidekiqTimestamps::seconds) == "1700000000.000000");
+  BOOST_TEST(sidekiq_timestamp(1700000000000001, SidekiqTimestamps::seconds) == "1700000000.000001");
+  BOOST_TEST(sidekiq_timestamp(1700000000100000, SidekiqTimestamps::seconds) == "1700000000.100000");
+  BOOST_TEST(sidekiq_timestamp(1763829000123456, SidekiqTimestamps::seconds) == "1763829000.123456");
+  BOOST_TEST(sidekiq_timestamp(0, SidekiqTimestamps::seconds) == "0.000000");
+  // Milliseconds round down, as Sidekiq 8's clock_gettime(CLOCK_REALTIME, :millisecond) does.
+  BOOST_TEST(sidekiq_timestamp(1700000000123999, SidekiqTimestamps::milliseconds) == "1700000000123");
+  BOOST_TEST(sidekiq_timestamp(1700000000000000, SidekiqTimestamps::milliseconds) == "1700000000000");
+  BOOST_CHECK_THROW(sidekiq_timestamp(-1, SidekiqTimestamps::seconds), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(sidekiq_timestamps_is_read_with_seconds_as_default_and_refuses_anything_else) {
+  auto read = [](std::optional<std::string> value) {
+    std::map<std::string, std::string> values{{"DATABASE_URL", "postgresql://u@127.0.0.1:1/db"},
+                                              {"REDIS_URL", "redis://127.0.0.1:1/0"}};
+    if (value) values["SIDEKIQ_TIMESTAMPS"] = *value;
+    return EnqueuerConfig::from_env(rr::config::Environment::from_map(values)).timestamps;
+  };
+  BOOST_TEST((read(std::nullopt) == rr::jobs::SidekiqTimestamps::seconds));
+  BOOST_TEST((read("") == rr::jobs::SidekiqTimestamps::seconds));
+  BOOST_TEST((read("seconds") == rr::jobs::SidekiqTimestamps::seconds));
+  BOOST_TEST((read("milliseconds") == rr::jobs::SidekiqTimestamps::milliseconds));
+  for (const char* bad : {"ms", "Seconds", "millis", "microseconds", "seconds "}) {
+    try {
+      read(bad);
+      BOOST_ERROR("SIDEKIQ_TIMESTAMPS=" << bad << " was accepted");
+    } catch (const rr::config::ConfigError& e) {
+      BOOST_TEST(e.variable() == "SIDEKIQ_TIMESTAMPS");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -194,8 +240,8 @@ BOOST_AUTO_TEST_CASE(an_empty_table_is_a_no_op) {
 BOOST_AUTO_TEST_CASE(the_pushed_payload_has_sidekiq_fields_of_the_right_types) {
   stage(1, "send_ride_receipt", R"([42, "ride", {"amount": 1500}])");
   std::string jid = *staged_jids().begin();
-  auto created_at =
-      std::stoll(database().scalar("SELECT (extract(epoch FROM created_at) * 1000)::bigint FROM staged_jobs"));
+  auto created_at_us =
+      std::stoll(database().scalar("SELECT (extract(epoch FROM created_at) * 1000000)::bigint FROM staged_jobs"));
   auto before = now_ms();
   Enqueuer enqueuer(config());
   enqueuer.run_once();
@@ -222,14 +268,54 @@ BOOST_AUTO_TEST_CASE(the_pushed_payload_has_sidekiq_fields_of_the_right_types) {
   BOOST_TEST(std::string(doc["queue"].GetString()) == queue);
   BOOST_REQUIRE(doc["retry"].IsBool());
   BOOST_TEST(doc["retry"].GetBool());
-  BOOST_REQUIRE(doc["created_at"].IsInt64());
-  BOOST_TEST(doc["created_at"].GetInt64() == created_at);
-  BOOST_REQUIRE(doc["enqueued_at"].IsInt64());
-  BOOST_TEST(doc["enqueued_at"].GetInt64() >= before);
-  BOOST_TEST(doc["enqueued_at"].GetInt64() <= after);
+  // Float epoch seconds by default, to the microsecond PostgreSQL stamped.
+  BOOST_TEST(payloads[0].find(R"("created_at":)" +
+                              rr::jobs::sidekiq_timestamp(created_at_us, rr::jobs::SidekiqTimestamps::seconds) + ",") !=
+                 std::string::npos,
+             payloads[0]);
+  BOOST_REQUIRE(doc["created_at"].IsDouble());
+  BOOST_REQUIRE(doc["enqueued_at"].IsDouble());
+  BOOST_TEST(doc["enqueued_at"].GetDouble() * 1000 >= static_cast<double>(before) - 1);
+  BOOST_TEST(doc["enqueued_at"].GetDouble() * 1000 <= static_cast<double>(after) + 1);
+  BOOST_TEST(doc["enqueued_at"].GetDouble() >= doc["created_at"].GetDouble());
 
   Connection redis(parse_redis_url(redis_url));
   BOOST_TEST(redis.command({"SISMEMBER", "queues", queue}).as_integer() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(with_sidekiq_timestamps_milliseconds_the_pushed_times_are_integer_milliseconds) {
+  stage(1);
+  auto created_at_ms =
+      std::stoll(database().scalar("SELECT floor(extract(epoch FROM created_at) * 1000)::bigint FROM staged_jobs"));
+  auto settings = config();
+  settings.timestamps = rr::jobs::SidekiqTimestamps::milliseconds;
+  auto before = now_ms();
+  Enqueuer enqueuer(settings);
+  enqueuer.run_once();
+  auto after = now_ms();
+  auto payloads = queued();
+  BOOST_REQUIRE(payloads.size() == 1u);
+  rapidjson::Document doc;
+  doc.Parse(payloads[0].c_str());
+  BOOST_REQUIRE(doc.IsObject());
+  BOOST_REQUIRE(doc["created_at"].IsInt64());
+  BOOST_TEST(doc["created_at"].GetInt64() == created_at_ms);
+  BOOST_REQUIRE(doc["enqueued_at"].IsInt64());
+  BOOST_TEST(doc["enqueued_at"].GetInt64() >= before);
+  BOOST_TEST(doc["enqueued_at"].GetInt64() <= after);
+}
+
+BOOST_AUTO_TEST_CASE(the_lag_from_staging_to_redis_is_measured_per_job) {
+  stage(2);
+  Enqueuer enqueuer(config());
+  enqueuer.run_once();
+  std::string text = rr::metrics::default_registry().render();
+  BOOST_TEST(text.find("rocket_rides_enqueuer_lag_seconds_count{queue=\"" + queue + "\"} 2\n") != std::string::npos,
+             text);
+  // Staged a moment ago: well inside the alert's 30 s.
+  BOOST_TEST(
+      text.find("rocket_rides_enqueuer_lag_seconds_bucket{queue=\"" + queue + "\",le=\"30\"} 2\n") != std::string::npos,
+      text);
 }
 
 BOOST_AUTO_TEST_CASE(jobs_are_queued_oldest_first_for_workers_popping_from_the_right) {
@@ -561,6 +647,16 @@ BOOST_AUTO_TEST_CASE(a_malformed_redis_url_exits_two_naming_it) {
   auto result = rr::test::run_command({rr::test::binary("rocket-rides-enqueuer")}, env);
   BOOST_TEST(result.exit_code == 2);
   BOOST_TEST((result.out + result.err).find("variable=REDIS_URL") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_invalid_sidekiq_timestamps_exits_two_with_one_line_naming_it) {
+  auto env = binary_env();
+  env["SIDEKIQ_TIMESTAMPS"] = "ms";
+  auto result = rr::test::run_command({rr::test::binary("rocket-rides-enqueuer"), "--once"}, env);
+  BOOST_TEST(result.exit_code == 2);
+  const std::string output = result.out + result.err;
+  BOOST_TEST(output.find("variable=SIDEKIQ_TIMESTAMPS") != std::string::npos, output);
+  BOOST_TEST(std::count(output.begin(), output.end(), '\n') == 1, output);
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_argument_exits_two) {

@@ -11,6 +11,7 @@
 
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
+#include "common/db/migrations.hpp"
 #include "common/http/client.hpp"
 #include "common/redis/connection.hpp"
 #include "common/redis/redis_url.hpp"
@@ -116,8 +117,9 @@ BOOST_AUTO_TEST_CASE(migrate_and_user_create_run_through_it) {
     auto result = run->get();
     BOOST_TEST(result.exit_code == 0, result.err);
   }
-  BOOST_TEST(empty.scalar("SELECT count(*) = (SELECT max(version) FROM schema_migrations) FROM schema_migrations") ==
-             "t");
+  // Every migration applied exactly once (versions may have gaps while parallel branches merge).
+  BOOST_TEST(empty.scalar("SELECT count(*) FROM schema_migrations") ==
+             std::to_string(rr::db::embedded_migrations().size()));
   BOOST_TEST(empty.scalar("SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
                           "WHERE l.locktype = 'advisory' AND d.datname = current_database()") == "0");
   auto created = run_command(

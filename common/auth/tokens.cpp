@@ -47,6 +47,8 @@ bool looks_like_token(std::string_view token) {
   return true;
 }
 
+std::string token_prefix(std::string_view token) { return std::string(token.substr(0, kTokenPrefixLength)); }
+
 std::string sha256(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);

@@ -25,7 +25,8 @@ void validate(const std::string& email, const std::string& stripe_customer_id) {
 std::string insert_token(pqxx::transaction_base& tx, std::int64_t user_id) {
   std::string token = generate_token();
   pqxx::binarystring hash(sha256(token));
-  tx.exec_params("INSERT INTO api_tokens (token_hash, user_id) VALUES ($1, $2)", hash, user_id);
+  tx.exec_params("INSERT INTO api_tokens (token_hash, user_id, token_prefix) VALUES ($1, $2, $3)", hash, user_id,
+                 token_prefix(token));
   return token;
 }
 

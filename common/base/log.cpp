@@ -45,8 +45,9 @@ void append_timestamp(std::string& out) {
   if (secs != cached_second) {
     std::tm tm{};
     gmtime_r(&secs, &tm);
-    std::snprintf(cached, sizeof cached, "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                  tm.tm_hour, tm.tm_min, tm.tm_sec);
+    // strftime knows the ranges of the fields and reports a text that does not fit (0), where
+    // snprintf of the raw ints could only be truncated silently.
+    if (std::strftime(cached, sizeof cached, "%Y-%m-%dT%H:%M:%S.", &tm) == 0) cached[0] = '\0';
     cached_second = secs;
   }
   out += cached;

@@ -20,15 +20,19 @@ namespace {
 // Oldest first; SKIP LOCKED lets a second enqueuer take the next rows instead of waiting.
 constexpr db::Statement kClaimJobs{
     "enqueuer_claim_jobs",
-    "SELECT id, job_name, job_args::text, jid, (extract(epoch FROM created_at) * 1000)::bigint "
+    "SELECT id, job_name, job_args::text, jid, (extract(epoch FROM created_at) * 1000000)::bigint "
     "FROM staged_jobs ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"};
 
 constexpr db::Statement kDeleteJobs{"enqueuer_delete_jobs", "DELETE FROM staged_jobs WHERE id = ANY($1::bigint[])"};
 
-std::int64_t now_epoch_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+std::int64_t now_epoch_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+// From a few milliseconds (NOTIFY) through the idle poll (up to ENQUEUER_IDLE_SLEEP) to the
+// minutes of an outage, which the lag alert (deploy/prometheus-alerts.yml, over 30 s) must see.
+std::vector<double> lag_buckets() { return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}; }
 
 // libpqxx 6 has no array parameters: a Postgres array literal of the ids.
 std::string id_array(const std::vector<StagedJob>& jobs) {
@@ -53,7 +57,11 @@ Enqueuer::Enqueuer(EnqueuerConfig config)
     : config_(std::move(config)),
       jobs_metric_(metrics::default_registry().counter("rocket_rides_enqueuer_jobs_total",
                                                        "Jobs pushed to Redis and removed from staged_jobs.",
-                                                       {{"queue", config_.queue}})) {
+                                                       {{"queue", config_.queue}})),
+      lag_metric_(metrics::default_registry().histogram(
+          "rocket_rides_enqueuer_lag_seconds",
+          "Seconds from a job's staging transaction (PostgreSQL's clock) to its push to Redis (ours).",
+          {{"queue", config_.queue}}, lag_buckets())) {
   if (!config_.listen_url.empty()) listener_.emplace(config_.listen_url);
 }
 
@@ -95,10 +103,10 @@ std::int64_t Enqueuer::move_batch() {
 
   // Sidekiq's own bulk push: SADD the queue name, one LPUSH with every payload. One round trip,
   // and the LPUSH is atomic, so a batch is either in Redis or not.
-  const std::int64_t enqueued_at = now_epoch_ms();
+  const std::int64_t enqueued_at = now_epoch_us();
   std::vector<std::string> push{"LPUSH", "queue:" + config_.queue};
   push.reserve(jobs.size() + 2);
-  for (const auto& job : jobs) push.push_back(sidekiq_payload(job, config_.queue, enqueued_at));
+  for (const auto& job : jobs) push.push_back(sidekiq_payload(job, config_.queue, enqueued_at, config_.timestamps));
   auto replies = redis().pipeline({{"SADD", "queues", config_.queue}, std::move(push)});
   // LPUSH answers the list's new length: at least what we pushed, or the push did not happen.
   if (replies.at(1).as_integer() < static_cast<long long>(jobs.size())) {
@@ -113,6 +121,8 @@ std::int64_t Enqueuer::move_batch() {
   }
   if (before_commit_) before_commit_();
   transaction.commit();
+  // After the commit, so a batch that rolls back (and goes again) is measured once, when it lands.
+  for (const auto& job : jobs) lag_metric_.observe(static_cast<double>(enqueued_at - job.created_at_us) / 1e6);
   return static_cast<std::int64_t>(jobs.size());
 }
 

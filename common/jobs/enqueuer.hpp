@@ -15,7 +15,8 @@
 
 namespace rr::metrics {
 class Counter;
-}
+class Histogram;
+}  // namespace rr::metrics
 
 namespace rr::jobs {
 
@@ -66,6 +67,7 @@ class Enqueuer {
   std::optional<StagedJobsListener> listener_;
   std::function<void()> before_commit_;
   metrics::Counter& jobs_metric_;
+  metrics::Histogram& lag_metric_;  // rocket_rides_enqueuer_lag_seconds
 };
 
 }  // namespace rr::jobs

@@ -36,6 +36,14 @@ EnqueuerConfig EnqueuerConfig::from_env(const config::Environment& env) {
   if (!valid_queue_name(result.queue)) {
     throw config::ConfigError("ENQUEUER_QUEUE", "must be 1 to 100 letters, digits, '_', '-' or '.'");
   }
+  const std::string timestamps = env.string_or("SIDEKIQ_TIMESTAMPS", "seconds");
+  if (timestamps == "seconds") {
+    result.timestamps = SidekiqTimestamps::seconds;
+  } else if (timestamps == "milliseconds") {
+    result.timestamps = SidekiqTimestamps::milliseconds;
+  } else {
+    throw config::ConfigError("SIDEKIQ_TIMESTAMPS", "must be seconds or milliseconds");
+  }
   result.loop = config::LoopSettings::from_env(
       env, "ENQUEUER", result.listen_url.empty() ? kDefaultEnqueuerPollInterval : kDefaultEnqueuerIdleSleep);
   return result;

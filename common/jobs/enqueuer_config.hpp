@@ -6,6 +6,7 @@
 
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
+#include "common/jobs/sidekiq_payload.hpp"
 #include "common/redis/connection.hpp"
 #include "common/redis/redis_url.hpp"
 
@@ -20,6 +21,9 @@ struct EnqueuerConfig {
   redis::RedisEndpoint redis;  // REDIS_URL
   redis::ConnectOptions redis_options;
   std::string queue = "default";  // ENQUEUER_QUEUE: the Sidekiq queue, pushed to queue:<name>
+  // SIDEKIQ_TIMESTAMPS: `seconds` (default; every Sidekiq reads it) or `milliseconds` (Sidekiq 8's
+  // own form, for fleets that run only Sidekiq 8).
+  SidekiqTimestamps timestamps = SidekiqTimestamps::seconds;
   // ENQUEUER_BATCH_SIZE (rows per transaction and per Redis round trip), ENQUEUER_IDLE_SLEEP
   // (default 5 s with a LISTEN: only the fallback poll, since NOTIFY wakes the loop; 0.25 s
   // without one, when it is the poll), ENQUEUER_MAX_BACKOFF.

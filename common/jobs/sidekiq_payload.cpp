@@ -5,6 +5,8 @@
 #include <rapidjson/writer.h>
 
 #include <cctype>
+#include <charconv>
+#include <stdexcept>
 
 namespace rr::jobs {
 
@@ -26,7 +28,26 @@ std::string sidekiq_class_name(std::string_view job_name) {
   return name;
 }
 
-std::string sidekiq_payload(const StagedJob& job, std::string_view queue, std::int64_t enqueued_at_ms) {
+std::string sidekiq_timestamp(std::int64_t epoch_us, SidekiqTimestamps form) {
+  // Times before 1970 never reach here (rows are stamped by now()); refusing them keeps the
+  // integer arithmetic below simple and its output a plain "digits.digits".
+  if (epoch_us < 0) throw std::invalid_argument("Sidekiq timestamp before 1970");
+  char text[32];
+  if (form == SidekiqTimestamps::milliseconds) {
+    auto end = std::to_chars(text, text + sizeof text, epoch_us / 1000).ptr;
+    return {text, end};
+  }
+  // Written from integers rather than through a double, whose shortest form drops trailing
+  // zeros ("...000.1") and, for a whole second, the decimal point that makes it a float to Ruby.
+  char* end = std::to_chars(text, text + sizeof text, epoch_us / 1'000'000).ptr;
+  *end++ = '.';
+  std::int64_t micros = epoch_us % 1'000'000;
+  for (std::int64_t place = 100'000; place > 0; place /= 10) *end++ = static_cast<char>('0' + micros / place % 10);
+  return {text, end};
+}
+
+std::string sidekiq_payload(const StagedJob& job, std::string_view queue, std::int64_t enqueued_at_us,
+                            SidekiqTimestamps timestamps) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   const std::string class_name = sidekiq_class_name(job.job_name);
@@ -43,10 +64,12 @@ std::string sidekiq_payload(const StagedJob& job, std::string_view queue, std::i
   writer.String(queue.data(), static_cast<rapidjson::SizeType>(queue.size()));
   writer.Key("retry");
   writer.Bool(true);
+  const std::string created_at = sidekiq_timestamp(job.created_at_us, timestamps);
+  const std::string enqueued_at = sidekiq_timestamp(enqueued_at_us, timestamps);
   writer.Key("created_at");
-  writer.Int64(job.created_at_ms);
+  writer.RawValue(created_at.data(), created_at.size(), rapidjson::kNumberType);
   writer.Key("enqueued_at");
-  writer.Int64(enqueued_at_ms);
+  writer.RawValue(enqueued_at.data(), enqueued_at.size(), rapidjson::kNumberType);
   writer.EndObject();
   return {buffer.GetString(), buffer.GetSize()};
 }

@@ -1,18 +1,22 @@
 // Metric storage and the Prometheus text format.
 #include "common/metrics/registry.hpp"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 namespace rr::metrics {
 namespace {
 
+// The shortest text that reads back as the same double (le="0.0025", not %.17g's
+// 0.0025000000000000001): what Prometheus' own Go clients write, and the text other tools and
+// people match label values against.
 std::string format_number(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  if (std::isnan(v)) return "NaN";
+  char buf[32];
+  auto result = std::to_chars(buf, buf + sizeof buf, v);
+  return {buf, result.ptr};
 }
 
 std::string with_label(const std::string& labels, const std::string& extra) {
