@@ -181,17 +181,17 @@ BOOST_AUTO_TEST_CASE(every_request_statement_calls_the_function_of_its_name) {
   namespace idem = rr::idempotency::statements;
   namespace rides = rr::rides::statements;
   const std::array<rr::db::Statement, 12> all{idem::kFindOrCreate,
-                                             idem::kLockById,
-                                             idem::kUnlock,
-                                             idem::kFence,
-                                             idem::kMoveRecoveryPoint,
-                                             idem::kFinish,
-                                             rides::kInsertRideWithAudit,
-                                             rides::kRecordChargeAndStageReceipt,
-                                             rides::kStageReceiptForKey,
-                                             rides::kCancelBegin,
-                                             rides::kRefundTarget,
-                                             rides::kRecordRefund};
+                                              idem::kLockById,
+                                              idem::kUnlock,
+                                              idem::kFence,
+                                              idem::kMoveRecoveryPoint,
+                                              idem::kFinish,
+                                              rides::kInsertRideWithAudit,
+                                              rides::kRecordChargeAndStageReceipt,
+                                              rides::kStageReceiptForKey,
+                                              rides::kCancelBegin,
+                                              rides::kRefundTarget,
+                                              rides::kRecordRefund};
   for (const auto& statement : all) {
     std::string_view sql = statement.sql;
     std::string call = std::string("SELECT * FROM ") + statement.name + "(";
@@ -247,11 +247,12 @@ BOOST_AUTO_TEST_CASE(a_cancelled_ride_reads_the_same_from_the_cancel_functions_a
   BOOST_REQUIRE(insert_key(alice, "cancel-view-key-00000000"));
   pqxx::work tx(db.conn());
   auto key_id = tx.exec("SELECT id FROM idempotency_keys")[0][0].as<std::int64_t>();
-  auto ride_id = tx.exec_params(
-                       "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
-                       "stripe_charge_id) VALUES ($1, 1, 2, 3, 4, $2, 'ch_cancel') RETURNING id",
-                       key_id, alice)[0][0]
-                     .as<std::int64_t>();
+  auto ride_id =
+      tx.exec_params(
+            "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
+            "stripe_charge_id) VALUES ($1, 1, 2, 3, 4, $2, 'ch_cancel') RETURNING id",
+            key_id, alice)[0][0]
+          .as<std::int64_t>();
   auto begun = tx.exec_params(rides::kCancelBegin.sql, ride_id, alice, "late", "usd", "{}", "127.0.0.1");
   BOOST_TEST_REQUIRE(begun.size() == 1u);
   BOOST_TEST(begun[0][0].c_str() == std::string("charged"));
@@ -261,7 +262,8 @@ BOOST_AUTO_TEST_CASE(a_cancelled_ride_reads_the_same_from_the_cancel_functions_a
   BOOST_TEST(std::string(target[0][1].c_str()).starts_with("rr-refund-"));
   auto recorded =
       tx.exec_params(rides::kRecordRefund.sql, ride_id, alice, "re_1", "late", 2000, "usd", "{}", "127.0.0.1");
-  auto again = tx.exec_params(rides::kRecordRefund.sql, ride_id, alice, "re_2", "other", 2000, "usd", "{}", "127.0.0.1");
+  auto again =
+      tx.exec_params(rides::kRecordRefund.sql, ride_id, alice, "re_2", "other", 2000, "usd", "{}", "127.0.0.1");
   auto cancelled = tx.exec_params(rides::kCancelBegin.sql, ride_id, alice, "late", "usd", "{}", "127.0.0.1");
   auto read = tx.exec_params("SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE id = $1", ride_id);
   BOOST_TEST_REQUIRE(recorded.size() == 1u);

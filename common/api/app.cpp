@@ -123,7 +123,8 @@ std::optional<http::Response> App::handle_in_memory(const http::Request& request
   std::optional<http::Response> response;
   try {
     // Not /healthz: the watchdog probes it to prove the worker pool still answers.
-    if (auto found = flows::find_flow(request.method, request.path)) response = flows_.answer_in_memory(request, *found);
+    if (auto found = flows::find_flow(request.method, request.path))
+      response = flows_.answer_in_memory(request, *found);
   } catch (const std::exception&) {
     return std::nullopt;  // the worker path has the full error boundary
   }

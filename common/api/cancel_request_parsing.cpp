@@ -34,7 +34,8 @@ std::string checked_reason(std::string reason) {
 
 std::optional<std::string> reason_from_form(const std::string& body) {
   std::vector<std::pair<std::string, std::string>> fields;
-  if (!http::form_decode(body, fields)) throw ApiError(400, "invalid_request_error", "The form-encoded body is malformed.");
+  if (!http::form_decode(body, fields))
+    throw ApiError(400, "invalid_request_error", "The form-encoded body is malformed.");
   std::optional<std::string> reason;
   for (auto& [name, value] : fields) {
     if (name != "reason") continue;

@@ -26,7 +26,7 @@ struct Outcome {
     failed,     // internal error: key unlocked, a retry resumes at the last recovery point
   };
   Kind kind = Kind::failed;
-  FinalResult result;  // for finished: the stored code and body, verbatim
+  FinalResult result;                                   // for finished: the stored code and body, verbatim
   RetryReason retry_reason = RetryReason::unavailable;  // for transient
   std::string message;                                  // for logs and error bodies
   int retry_after_seconds = 0;                          // for transient and conflict

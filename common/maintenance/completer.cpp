@@ -8,9 +8,9 @@
 
 #include "common/base/log.hpp"
 #include "common/db/transaction.hpp"
+#include "common/flows/flow_registry.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/metrics/registry.hpp"
-#include "common/flows/flow_registry.hpp"
 
 namespace rr::maintenance {
 
@@ -46,7 +46,7 @@ std::string describe(const idempotency::Outcome& outcome) {
   switch (outcome.kind) {
     case Kind::transient:
       return std::string(outcome.retry_reason == idempotency::RetryReason::not_ready ? "not ready: "
-                                                                                      : "unavailable: ") +
+                                                                                     : "unavailable: ") +
              outcome.message;
     case Kind::lock_lost:
       return "lock lost: " + outcome.message;
@@ -95,8 +95,8 @@ CompleterReport Completer::run_once() {
                           seconds_of(options_.lock_timeout), options_.batch_size);
     candidates.reserve(rows.size());
     for (const auto& row : rows) {
-      candidates.push_back({row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
-                            row[3].as<std::string>()});
+      candidates.push_back(
+          {row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()});
     }
   }
 
@@ -156,8 +156,7 @@ Completer::Result Completer::complete(const Candidate& candidate) {
     if (!found) idempotency::unlock_key(conn, *key);
   }
   if (!found) {
-    std::string error =
-        short_error("no flow for request " + candidate.request_method + " " + candidate.request_path);
+    std::string error = short_error("no flow for request " + candidate.request_method + " " + candidate.request_path);
     log::error("completer cannot drive key", {{"key_id", candidate.id}, {"error", error}});
     record_failure(candidate.id, error);
     return Result::failed;

@@ -1,32 +1,31 @@
-// The payment provider's side of a cancellation: one refund of a ride's charge, and what its
-// outcome means for the workflow.
+// The payment provider's side of giving money back: one refund of a charge, and what its outcome
+// means for a workflow.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 
 namespace rr::payments {
 
 struct RefundRequest {
-  std::string charge;                  // the ride's stripe_charge_id: a refund is only ever of that charge
-  std::optional<std::int64_t> amount;  // cents; nothing refunds the whole charge
-  std::string idempotency_key;         // the ride's refund_idempotency_key, same on every attempt
-  std::map<std::string, std::string> metadata;  // sent as metadata[name]=value
+  std::string charge;                  // the ch_... id to refund
+  std::optional<std::int64_t> amount;  // cents; unset: whatever of the charge is not refunded yet
+  std::string reason;                  // "", duplicate, fraudulent or requested_by_customer
+  std::string idempotency_key;         // fixed by what is refunded, same on every attempt
 };
 
 struct RefundOutcome {
   enum class Kind {
-    refunded,          // 2xx with a refund id
-    already_refunded,  // 400 charge_already_refunded: refunded before, by another provider key
-    no_such_charge,    // 404 resource_missing: the charge is unknown to the provider
-    unavailable,       // timeout, reset, 5xx, other 4xx: retry later, not stored
+    refunded,     // 2xx with a refund id
+    refused,      // 400 or 404: final, the provider will not make this refund (see error_code)
+    unavailable,  // timeout, reset, 5xx, other 4xx (bad API key, ...): retry later with the same key
   };
   Kind kind = Kind::unavailable;
-  std::string refund_id;  // when refunded
-  std::string message;    // provider's message or the transport error, for logs
-  int http_status = 0;    // 0 when no response arrived
+  std::string refund_id;   // when refunded
+  std::string error_code;  // when refused: Stripe's code, e.g. charge_already_refunded, resource_missing
+  std::string message;     // provider's message or the transport error, for logs
+  int http_status = 0;     // 0 when no response arrived
   bool timed_out = false;
 };
 

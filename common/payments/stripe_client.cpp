@@ -1,6 +1,6 @@
 // Charges and refunds through Stripe's HTTP API, and the classification of their outcomes: only an
-// object id, or an error Stripe documents as final, is final; anything else means "unknown, retry
-// later".
+// object's id or the provider's own refusal (a card error; a refund it will not make) is final;
+// anything else means "unknown, retry later with the same key".
 #include "common/payments/stripe_client.hpp"
 
 #include <rapidjson/document.h>
@@ -20,35 +20,45 @@ std::string string_member(const rapidjson::Value& object, const char* name) {
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
-// A member of the body's error object, or "".
-std::string error_member(const rapidjson::Document& body, bool parsed, const char* name) {
-  if (!parsed || !body.IsObject()) return "";
-  auto error = body.FindMember("error");
-  if (error == body.MemberEnd()) return "";
-  return string_member(error->value, name);
+// The provider's error message, falling back to a description of the status.
+std::string error_message(const rapidjson::Document& body, bool parsed, int status) {
+  if (parsed && body.IsObject()) {
+    auto error = body.FindMember("error");
+    if (error != body.MemberEnd()) {
+      auto message = string_member(error->value, "message");
+      if (!message.empty()) return message;
+    }
+  }
+  return "payment provider answered HTTP " + std::to_string(status);
 }
 
 }  // namespace
 
+// What one POST got: either no answer (transport_error says why) or a status and its body.
 struct StripeClient::Answer {
-  bool arrived = false;  // false: no response (message and timed_out say why)
+  bool arrived = false;
+  std::string transport_error;
+  bool timed_out = false;
   int status = 0;
   rapidjson::Document body;
-  bool parsed = false;
-  bool timed_out = false;
-  std::string message;  // the transport error, or the provider's message (falling back to the status)
+  bool parsed = false;  // the body is JSON
 
-  // The object's id from a 2xx, or "" with `message` saying why there is none.
-  std::string object_id(const char* what) {
+  bool success() const { return arrived && status >= 200 && status < 300; }
+  std::string error_message() const { return payments::error_message(body, parsed, status); }
+  std::string error_code() const {
+    if (!parsed || !body.IsObject()) return "";
+    auto error = body.FindMember("error");
+    return error == body.MemberEnd() ? "" : string_member(error->value, "code");
+  }
+  // The id of the object a 2xx created, or why there is none.
+  std::string created_id(std::string& problem) const {
     std::string id = parsed ? string_member(body, "id") : "";
     if (id.empty()) {
-      // The object may exist, but without its id we cannot know: retry with the same key.
-      message = parsed ? std::string("payment provider answered without a ") + what + " id"
-                       : "payment provider answered with a body that is not JSON";
+      problem =
+          parsed ? "payment provider answered without an id" : "payment provider answered with a body that is not JSON";
     }
     return id;
   }
-  std::string error_code() const { return error_member(body, parsed, "code"); }
 };
 
 StripeClient::Answer StripeClient::post_form(const std::string& path,
@@ -71,19 +81,17 @@ StripeClient::Answer StripeClient::post_form(const std::string& path,
   try {
     response = http_->send(http_request);
   } catch (const http::TransportError& e) {
-    answer.message = e.what();
+    answer.transport_error = e.what();
     answer.timed_out = e.timed_out();
     return answer;
   } catch (const std::exception& e) {
-    answer.message = e.what();
+    answer.transport_error = e.what();
     return answer;
   }
   answer.arrived = true;
   answer.status = response.status;
   answer.body.Parse(response.body.data(), response.body.size());
   answer.parsed = !answer.body.HasParseError();
-  answer.message = error_member(answer.body, answer.parsed, "message");
-  if (answer.message.empty()) answer.message = "payment provider answered HTTP " + std::to_string(response.status);
   return answer;
 }
 
@@ -97,36 +105,48 @@ ChargeOutcome StripeClient::create_charge(const ChargeRequest& request) const {
   auto answer = post_form("/v1/charges", fields, request.idempotency_key);
 
   ChargeOutcome outcome;
-  outcome.http_status = answer.status;
-  outcome.timed_out = answer.timed_out;
-  if (answer.arrived && answer.status >= 200 && answer.status < 300) {
-    outcome.charge_id = answer.object_id("charge");
-    if (!outcome.charge_id.empty()) outcome.kind = ChargeOutcome::Kind::charged;
-  } else if (answer.status == 402) {
-    outcome.kind = ChargeOutcome::Kind::card_declined;
+  if (!answer.arrived) {
+    outcome.message = answer.transport_error;
+    outcome.timed_out = answer.timed_out;
+    return outcome;
   }
-  outcome.message = std::move(answer.message);
+  outcome.http_status = answer.status;
+  if (answer.success()) {
+    // Without its id the charge may exist but we cannot know: unavailable, retry with the same key.
+    outcome.charge_id = answer.created_id(outcome.message);
+    if (!outcome.charge_id.empty()) outcome.kind = ChargeOutcome::Kind::charged;
+    return outcome;
+  }
+  if (answer.status == 402) outcome.kind = ChargeOutcome::Kind::card_declined;
+  outcome.message = answer.error_message();
   return outcome;
 }
 
 RefundOutcome StripeClient::create_refund(const RefundRequest& request) const {
   std::vector<std::pair<std::string, std::string>> fields = {{"charge", request.charge}};
   if (request.amount) fields.emplace_back("amount", std::to_string(*request.amount));
-  for (const auto& [name, value] : request.metadata) fields.emplace_back("metadata[" + name + "]", value);
+  if (!request.reason.empty()) fields.emplace_back("reason", request.reason);
   auto answer = post_form("/v1/refunds", fields, request.idempotency_key);
 
   RefundOutcome outcome;
-  outcome.http_status = answer.status;
-  outcome.timed_out = answer.timed_out;
-  if (answer.arrived && answer.status >= 200 && answer.status < 300) {
-    outcome.refund_id = answer.object_id("refund");
-    if (!outcome.refund_id.empty()) outcome.kind = RefundOutcome::Kind::refunded;
-  } else if (answer.status == 400 && answer.error_code() == "charge_already_refunded") {
-    outcome.kind = RefundOutcome::Kind::already_refunded;
-  } else if (answer.status == 404 && answer.error_code() == "resource_missing") {
-    outcome.kind = RefundOutcome::Kind::no_such_charge;
+  if (!answer.arrived) {
+    outcome.message = answer.transport_error;
+    outcome.timed_out = answer.timed_out;
+    return outcome;
   }
-  outcome.message = std::move(answer.message);
+  outcome.http_status = answer.status;
+  if (answer.success()) {
+    outcome.refund_id = answer.created_id(outcome.message);
+    if (!outcome.refund_id.empty()) outcome.kind = RefundOutcome::Kind::refunded;
+    return outcome;
+  }
+  // Stripe's answers about the refund itself (already refunded, no such charge, too much) are
+  // final; a bad key, a rate limit or a 5xx say nothing about it.
+  if (answer.status == 400 || answer.status == 404) {
+    outcome.kind = RefundOutcome::Kind::refused;
+    outcome.error_code = answer.error_code();
+  }
+  outcome.message = answer.error_message();
   return outcome;
 }
 

@@ -1,7 +1,11 @@
-// Creates charges through a Stripe-compatible HTTP API (the real one or rocket-rides-stripe-mock).
+// Creates charges and refunds through a Stripe-compatible HTTP API (the real one or
+// rocket-rides-stripe-mock).
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/config/settings.hpp"
 #include "common/http/client.hpp"
@@ -18,13 +22,12 @@ class StripeClient {
   // Authorization: Bearer {key}; Idempotency-Key: request.idempotency_key. Never throws for
   // provider or network trouble: that is ChargeOutcome::Kind::unavailable.
   ChargeOutcome create_charge(const ChargeRequest& request) const;
-  // POST {base}/v1/refunds, form-encoded charge, amount when given, metadata[...]; the same
+  // POST {base}/v1/refunds, form-encoded charge and, when set, amount and reason; the same
   // headers. Never throws for provider or network trouble: that is RefundOutcome::Kind::unavailable.
   RefundOutcome create_refund(const RefundRequest& request) const;
 
  private:
-  // What came back from one POST of Stripe's form-encoded API.
-  struct Answer;
+  struct Answer;  // one POST's result as far as the wire goes (stripe_client.cpp)
   Answer post_form(const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
                    const std::string& idempotency_key) const;
 

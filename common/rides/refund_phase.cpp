@@ -20,10 +20,8 @@ const char* outcome_label(const payments::RefundOutcome& outcome) {
   switch (outcome.kind) {
     case payments::RefundOutcome::Kind::refunded:
       return "refunded";
-    case payments::RefundOutcome::Kind::already_refunded:
-      return "already_refunded";
-    case payments::RefundOutcome::Kind::no_such_charge:
-      return "no_such_charge";
+    case payments::RefundOutcome::Kind::refused:
+      return "refused";
     case payments::RefundOutcome::Kind::unavailable:
       return outcome.timed_out ? "timeout" : "unavailable";
   }
@@ -54,7 +52,7 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
   payments::RefundRequest refund;
   refund.charge = target.charge_id;
   refund.idempotency_key = target.idempotency_key;
-  refund.metadata = {{"ride_id", std::to_string(params->ride_id)}};
+  refund.reason = "requested_by_customer";
   auto started = std::chrono::steady_clock::now();
   auto outcome = run.stripe.create_refund(refund);
   auto& registry = metrics::default_registry();
@@ -70,13 +68,16 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
     case payments::RefundOutcome::Kind::refunded:
       refund_id = outcome.refund_id;
       break;
-    case payments::RefundOutcome::Kind::already_refunded:
-      // Refunded under another provider key (by hand, or after the provider forgot ours): the
-      // money is back, so the ride is cancelled, with no refund id of ours to show.
-      log::warn("charge already refunded at the provider", {{"key_id", key.id}, {"ride_id", params->ride_id}});
-      break;
-    case payments::RefundOutcome::Kind::no_such_charge:
-      throw std::runtime_error("the provider does not know charge " + target.charge_id + ": " + outcome.message);
+    case payments::RefundOutcome::Kind::refused:
+      if (outcome.error_code == "charge_already_refunded") {
+        // Refunded under another provider key (by hand, or after the provider forgot ours): the
+        // money is back, so the ride is cancelled, with no refund id of ours to show.
+        log::warn("charge already refunded at the provider", {{"key_id", key.id}, {"ride_id", params->ride_id}});
+        break;
+      }
+      // resource_missing and the like: our record and the provider disagree, a human must look.
+      throw std::runtime_error("the provider refused to refund charge " + target.charge_id + " (" +
+                               outcome.error_code + "): " + outcome.message);
     case payments::RefundOutcome::Kind::unavailable:
       log::warn("payment provider unavailable for a refund", {{"key_id", key.id},
                                                               {"http_status", outcome.http_status},

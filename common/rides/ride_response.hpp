@@ -13,7 +13,7 @@ struct RideView {
   std::int64_t id = 0;
   std::string origin_lat, origin_lon, target_lat, target_lon;  // JSON number text
   std::optional<std::string> stripe_charge_id;
-  std::string created_at;  // RFC 3339, UTC
+  std::string created_at;                   // RFC 3339, UTC
   std::optional<std::string> cancelled_at;  // RFC 3339, UTC; null until cancelled
   std::optional<std::string> stripe_refund_id;
 };
@@ -24,7 +24,7 @@ struct RideView {
 #define RR_RIDE_VIEW_COLUMNS                                                           \
   "id, origin_lat::float8::text, origin_lon::float8::text, target_lat::float8::text, " \
   "target_lon::float8::text, stripe_charge_id, "                                       \
-  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "       \
+  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "      \
   "to_char(cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), stripe_refund_id"
 
 RideView ride_view_from(const pqxx::row& row);
