@@ -7,7 +7,7 @@ PACKAGES=(
   libboost1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
   libpqxx-dev libpq-dev libhiredis-dev rapidjson-dev libssl-dev libsystemd-dev
   postgresql-15 redis-server pgbouncer haproxy ruby-foreman curl ca-certificates wrk
-  systemd procps iproute2 python3
+  systemd procps iproute2 python3 nodejs
   # Tests only: Debian's Sidekiq 6.4 works the enqueuer's jobs (tests/sidekiq_compat_test.cpp);
   # promtool checks deploy/prometheus-alerts.yml. The prometheus package also ships the server,
   # which its unit starts on :9090 where systemd runs; stop or mask it if that is unwanted.
@@ -20,6 +20,12 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
+
+# npm for the stripe-node conformance test. Only when no npm is on the PATH: a Node.js from
+# elsewhere (NodeSource's nodejs bundles npm and conflicts with Debian's npm package) already has it.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

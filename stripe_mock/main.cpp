@@ -1,5 +1,6 @@
-// rocket-rides-stripe-mock: a local stand-in for Stripe's charges API, for development, the demo
-// and tests. Configuration in common/stripe_mock/config.hpp; endpoints in common/stripe_mock/.
+// rocket-rides-stripe-mock: a local stand-in for Stripe's charges and refunds API, for development,
+// the demo and tests. Configuration in common/stripe_mock/config.hpp; endpoints in
+// common/stripe_mock/.
 #include <csignal>
 
 #include "common/base/log.hpp"

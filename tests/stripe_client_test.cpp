@@ -14,6 +14,8 @@
 using namespace std::chrono_literals;
 using rr::payments::ChargeOutcome;
 using rr::payments::ChargeRequest;
+using rr::payments::RefundOutcome;
+using rr::payments::RefundRequest;
 using rr::payments::StripeClient;
 
 namespace {
@@ -72,6 +74,14 @@ ChargeRequest ride_charge(const std::string& key, const std::string& customer = 
   request.currency = "usd";
   request.customer = customer;
   request.description = "Ride from A to B";
+  request.idempotency_key = key;
+  return request;
+}
+
+RefundRequest refund_of(const std::string& charge, const std::string& key) {
+  RefundRequest request;
+  request.charge = charge;
+  request.reason = "requested_by_customer";
   request.idempotency_key = key;
   return request;
 }
@@ -175,7 +185,8 @@ BOOST_AUTO_TEST_CASE(a_wrong_api_key_is_unavailable_with_401) {
   auto outcome = provider.client(5000ms, "sk_test_wrong").create_charge(ride_charge("rr-key-auth"));
   BOOST_TEST((outcome.kind == ChargeOutcome::Kind::unavailable));
   BOOST_TEST(outcome.http_status == 401);
-  BOOST_TEST(outcome.message == "Invalid API Key provided.");
+  // Stripe's wording, naming the key by its last four characters only.
+  BOOST_TEST(outcome.message == "Invalid API Key provided: sk_test_****rong");
   auto right = provider.client(5000ms, "sk_test_right").create_charge(ride_charge("rr-key-auth"));
   BOOST_TEST((right.kind == ChargeOutcome::Kind::charged));
 }
@@ -246,6 +257,74 @@ BOOST_AUTO_TEST_CASE(a_2xx_without_a_charge_id_or_json_and_other_4xx_are_unavail
   BOOST_TEST((down.kind == ChargeOutcome::Kind::unavailable));
   BOOST_TEST(down.http_status == 503);
   BOOST_TEST(down.message.find("503") != std::string::npos);
+}
+
+// --- refunds ---
+
+BOOST_AUTO_TEST_CASE(a_refund_on_the_mock_is_refunded_with_its_id_and_a_retry_with_the_key_replays_it) {
+  MockProvider provider;
+  auto client = provider.client();
+  auto charge = client.create_charge(ride_charge("rr-key-to-refund"));
+  BOOST_REQUIRE((charge.kind == ChargeOutcome::Kind::charged));
+  auto refund = client.create_refund(refund_of(charge.charge_id, "rr-refund-1"));
+  BOOST_TEST((refund.kind == RefundOutcome::Kind::refunded));
+  BOOST_TEST(refund.refund_id.starts_with("re_"));
+  BOOST_TEST(refund.http_status == 200);
+  auto again = client.create_refund(refund_of(charge.charge_id, "rr-refund-1"));
+  BOOST_TEST((again.kind == RefundOutcome::Kind::refunded));
+  BOOST_TEST(again.refund_id == refund.refund_id);
+  auto refunds = provider.get_json("/_mock/refunds");
+  BOOST_REQUIRE(refunds.Size() == 1u);
+  BOOST_TEST(std::string(refunds[0]["charge"].GetString()) == charge.charge_id);
+  BOOST_TEST(refunds[0]["amount"].GetInt64() == 2000);
+  BOOST_TEST(std::string(refunds[0]["reason"].GetString()) == "requested_by_customer");
+  BOOST_TEST(std::string(refunds[0]["idempotency_key"].GetString()) == "rr-refund-1");
+}
+
+BOOST_AUTO_TEST_CASE(a_refund_the_provider_will_not_make_is_refused_with_stripes_code) {
+  MockProvider provider;
+  auto client = provider.client();
+  auto charge = client.create_charge(ride_charge("rr-key-refused-refund"));
+  auto partial = refund_of(charge.charge_id, "rr-refund-partial");
+  partial.amount = 2500;
+  auto too_much = client.create_refund(partial);
+  BOOST_TEST((too_much.kind == RefundOutcome::Kind::refused));
+  BOOST_TEST(too_much.error_code == "amount_too_large");
+  BOOST_TEST(too_much.http_status == 400);
+  BOOST_TEST((client.create_refund(refund_of(charge.charge_id, "rr-refund-a")).kind == RefundOutcome::Kind::refunded));
+  auto twice = client.create_refund(refund_of(charge.charge_id, "rr-refund-b"));
+  BOOST_TEST((twice.kind == RefundOutcome::Kind::refused));
+  BOOST_TEST(twice.error_code == "charge_already_refunded");
+  BOOST_TEST(twice.message == "Charge " + charge.charge_id + " has already been refunded.");
+  auto unknown = client.create_refund(refund_of("ch_nobody", "rr-refund-c"));
+  BOOST_TEST((unknown.kind == RefundOutcome::Kind::refused));
+  BOOST_TEST(unknown.error_code == "resource_missing");
+  BOOST_TEST(unknown.http_status == 404);
+  BOOST_TEST(provider.stat("refunds") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_refund_over_an_injected_500_or_a_dropped_answer_is_unavailable_then_made_once) {
+  MockProvider provider;
+  auto client = provider.client();
+  auto charge = client.create_charge(ride_charge("rr-key-faulty-refund"));
+  provider.configure("fail_next=1&drop_next=1");
+  auto failed = client.create_refund(refund_of(charge.charge_id, "rr-refund-faulty"));
+  BOOST_TEST((failed.kind == RefundOutcome::Kind::unavailable));
+  BOOST_TEST(failed.http_status == 500);
+  // A fresh client: on a kept-alive connection, the HTTP client resends once over a connection
+  // closed under it (with the same key), which would hide the drop.
+  auto dropped = provider.client().create_refund(refund_of(charge.charge_id, "rr-refund-faulty"));
+  BOOST_TEST((dropped.kind == RefundOutcome::Kind::unavailable));
+  BOOST_TEST(dropped.http_status == 0);
+  auto retried = client.create_refund(refund_of(charge.charge_id, "rr-refund-faulty"));
+  BOOST_TEST((retried.kind == RefundOutcome::Kind::refunded));
+  BOOST_TEST(provider.stat("refunds") == 1);
+  BOOST_TEST(provider.stat("replays") == 1);
+
+  MockProvider other(rr::test::EnvChanges{{"STRIPE_API_KEY", "sk_test_right"}});
+  auto unauthorized = other.client(5000ms, "sk_test_wrong").create_refund(refund_of("ch_any", "rr-refund-auth"));
+  BOOST_TEST((unauthorized.kind == RefundOutcome::Kind::unavailable));
+  BOOST_TEST(unauthorized.http_status == 401);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,5 @@
-// The stand-in provider's /_mock/ endpoints, for tests and demos: counters, the charges made,
-// fault knobs changed at run time, and a reset. No auth: it only ever listens on a test host.
+// The stand-in provider's /_mock/ endpoints, for tests and demos: counters, the charges and
+// refunds made, fault knobs changed at run time, and a reset. No auth: it only ever listens on a test host.
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -72,12 +72,18 @@ http::Response Mock::admin(const http::Request& request) {
   std::string endpoint = request.method + " " + request.path;
   if (endpoint == "GET /_mock/stats") return stats_json();
   if (endpoint == "GET /_mock/charges") return charges_json();
+  if (endpoint == "GET /_mock/refunds") return refunds_json();
   if (endpoint == "GET /_mock/config") return faults_json();
   if (endpoint == "POST /_mock/config") return configure(request);
   if (endpoint == "POST /_mock/reset") {
     {
       std::lock_guard lock(mutex_);
+      customers_by_id_.clear();
+      charges_by_id_.clear();
+      refunds_by_id_.clear();
+      customers_.clear();
       charges_.clear();
+      refunds_.clear();
       stored_.clear();
       stats_ = {};
       faults_ = initial_faults_;
@@ -96,6 +102,8 @@ http::Response Mock::stats_json() {
   writer.StartObject();
   writer.Key("charges");
   writer.Int64(stats_.charges);
+  writer.Key("refunds");
+  writer.Int64(stats_.refunds);
   writer.Key("requests");
   writer.Int64(stats_.requests);
   writer.Key("replays");
@@ -114,6 +122,7 @@ http::Response Mock::charges_json() {
   std::lock_guard lock(mutex_);
   writer.StartArray();
   for (const auto& charge : charges_) {
+    if (!charge.succeeded) continue;  // a declined charge moved no money
     writer.StartObject();
     write_string(writer, "id", charge.id);
     write_string(writer, "idempotency_key", charge.idempotency_key);
@@ -121,7 +130,29 @@ http::Response Mock::charges_json() {
     writer.Key("amount");
     writer.Int64(charge.amount);
     write_string(writer, "currency", charge.currency);
-    write_string(writer, "description", charge.description);
+    write_string(writer, "description", charge.description.value_or(""));
+    writer.Key("amount_refunded");
+    writer.Int64(charge.amount_refunded);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  return json(buffer);
+}
+
+http::Response Mock::refunds_json() {
+  rapidjson::StringBuffer buffer;
+  Writer writer(buffer);
+  std::lock_guard lock(mutex_);
+  writer.StartArray();
+  for (const auto& refund : refunds_) {
+    writer.StartObject();
+    write_string(writer, "id", refund.id);
+    write_string(writer, "idempotency_key", refund.idempotency_key);
+    write_string(writer, "charge", refund.charge);
+    writer.Key("amount");
+    writer.Int64(refund.amount);
+    write_string(writer, "currency", refund.currency);
+    write_string(writer, "reason", refund.reason.value_or(""));
     writer.EndObject();
   }
   writer.EndArray();
@@ -139,6 +170,10 @@ http::Response Mock::faults_json() {
   writer.Int64(faults_.latency.count());
   writer.Key("drop_rate");
   writer.Double(faults_.drop_rate);
+  writer.Key("fail_next");
+  writer.Int64(faults_.fail_next);
+  writer.Key("drop_next");
+  writer.Int64(faults_.drop_next);
   writer.EndObject();
   return json(buffer);
 }
@@ -165,8 +200,16 @@ http::Response Mock::configure(const http::Request& request) {
                           ", got \"" + value + "\"");
       }
       updated.latency = std::chrono::milliseconds(*latency);
+    } else if (name == "fail_next" || name == "drop_next") {
+      auto count = config::parse_integer(value);
+      if (!count || *count < 0 || *count > kMaxFaultCount) {
+        return bad_config(name + " must be a whole number between 0 and " + std::to_string(kMaxFaultCount) +
+                          ", got \"" + value + "\"");
+      }
+      (name == "fail_next" ? updated.fail_next : updated.drop_next) = *count;
     } else {
-      return bad_config("unknown setting " + name + " (expected failure_rate, latency_ms or drop_rate)");
+      return bad_config("unknown setting " + name +
+                        " (expected failure_rate, latency_ms, drop_rate, fail_next or drop_next)");
     }
   }
   {

@@ -12,11 +12,15 @@
 
 namespace rr::stripe_mock {
 
-// Faults injected into POST /v1/charges (latency applies to every /v1/ request).
+// Faults injected into POST /v1/charges and POST /v1/refunds (latency applies to every /v1/
+// request). The *_next counts are set at run time only (POST /_mock/config), for tests that need
+// an exact sequence: the next N such requests fail or drop, before the rates are consulted.
 struct Faults {
   double failure_rate = 0;               // MOCK_FAILURE_RATE: answered 500 before anything is recorded
   std::chrono::milliseconds latency{0};  // MOCK_LATENCY_MS: slept before answering
   double drop_rate = 0;                  // MOCK_DROP_RATE: recorded, then the connection is dropped
+  std::int64_t fail_next = 0;            // answered 500 like failure_rate, then counted down
+  std::int64_t drop_next = 0;            // dropped like drop_rate, then counted down
 };
 
 struct MockConfig {
@@ -30,6 +34,7 @@ struct MockConfig {
 };
 
 inline constexpr std::int64_t kMaxLatencyMs = 600000;
+inline constexpr std::int64_t kMaxFaultCount = 1000000;
 
 // A probability written as a decimal in [0, 1]; nothing when it is not one.
 std::optional<double> parse_rate(std::string_view text);

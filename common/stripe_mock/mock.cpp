@@ -1,5 +1,6 @@
-// The stand-in provider's request path: latency, Bearer auth, injected failures and drops, and
-// Stripe's idempotency-key semantics around the endpoints in resources.cpp.
+// The stand-in provider's request path: request ids and versions, latency, Bearer auth, injected
+// failures and drops, and Stripe's idempotency-key semantics around the endpoints in customers.cpp,
+// charges.cpp and refunds.cpp, and retrieving their objects by id.
 #include "common/stripe_mock/mock.hpp"
 
 #include <algorithm>
@@ -25,36 +26,81 @@ bool has_header(const http::Response& response, std::string_view name) {
                      [&](const auto& header) { return http::iequals(header.first, name); });
 }
 
+http::Response unrecognized(const http::Request& request) {
+  return stripe_error(404, "invalid_request_error",
+                      "Unrecognized request URL (" + request.method + ": " + request.path + ").");
+}
+
+// The id in "/v1/charges/{id}", or nothing for another path.
+std::optional<std::string> id_in(std::string_view path, std::string_view collection) {
+  if (!path.starts_with(collection)) return std::nullopt;
+  auto id = path.substr(collection.size());
+  if (id.empty() || id.find('/') != std::string_view::npos) return std::nullopt;
+  return std::string(id);
+}
+
+// Stripe names a wrong key by its last four characters only.
+std::string redacted(std::string_view key) {
+  if (key.size() <= 4) return "****";
+  auto prefix_end = key.find('_', key.find('_') + 1);
+  std::string shown = prefix_end != std::string_view::npos && prefix_end + 1 < key.size() - 4
+                          ? std::string(key.substr(0, prefix_end + 1))
+                          : std::string();
+  return shown + "****" + std::string(key.substr(key.size() - 4));
+}
+
+std::uint64_t system_seed() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) | device();
+}
+
+constexpr char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
 }  // namespace
 
 Mock::Mock(std::string api_key, Faults faults, std::uint64_t seed)
-    : api_key_(std::move(api_key)), initial_faults_(faults), seed_(seed), faults_(faults), random_(seed) {}
+    : api_key_(std::move(api_key)),
+      initial_faults_(faults),
+      seed_(seed),
+      faults_(faults),
+      random_(seed),
+      request_random_(system_seed()) {}
 
 http::Response Mock::handle(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
+  std::string request_id;
+  {
+    std::lock_guard lock(mutex_);
+    request_id = new_request_id();
+  }
   http::Response response;
   try {
-    response = route(request);
+    response = route(request, request_id);
   } catch (const std::exception& e) {
     log::error("stripe mock failed", {{"path", request.path}, {"error", e.what()}});
     response = stripe_error(500, "api_error", "An unknown error occurred.");
   }
+  // On every answer, errors included, as Stripe does: clients report the id (stripe-node's
+  // lastResponse.requestId), and the version tells them how to read the body.
+  response.with_header("Request-Id", request_id);
+  auto version = request.header("Stripe-Version");
+  response.with_header("Stripe-Version", std::string(version && !version->empty() ? *version : kDefaultStripeVersion));
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   // Never the Authorization header: it carries the secret key.
   log::info("request", {{"method", request.method},
                         {"path", request.path},
                         {"status", response.status},
+                        {"request_id", request_id},
                         {"replayed", has_header(response, "Idempotent-Replayed")},
                         {"dropped", has_header(response, http::kDropConnectionHeader)},
                         {"duration", elapsed}});
   return response;
 }
 
-http::Response Mock::route(const http::Request& request) {
+http::Response Mock::route(const http::Request& request, const std::string& request_id) {
   if (request.path.starts_with("/_mock/")) return admin(request);
-  if (request.path.starts_with("/v1/")) return api(request);
-  return stripe_error(404, "invalid_request_error",
-                      "Unrecognized request URL (" + request.method + ": " + request.path + ").");
+  if (request.path.starts_with("/v1/")) return api(request, request_id);
+  return unrecognized(request);
 }
 
 bool Mock::authorized(const http::Request& request) const {
@@ -62,7 +108,7 @@ bool Mock::authorized(const http::Request& request) const {
   return token && (api_key_.empty() || *token == api_key_);
 }
 
-http::Response Mock::api(const http::Request& request) {
+http::Response Mock::api(const http::Request& request, const std::string& request_id) {
   std::chrono::milliseconds latency;
   {
     std::lock_guard lock(mutex_);
@@ -78,14 +124,16 @@ http::Response Mock::api(const http::Request& request) {
                         "You did not provide an API key. You need to provide your API key in the Authorization "
                         "header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').");
   }
-  if (!authorized(request)) return stripe_error(401, "invalid_request_error", "Invalid API Key provided.");
+  if (!authorized(request)) {
+    return stripe_error(401, "invalid_request_error", "Invalid API Key provided: " + redacted(*token));
+  }
 
+  if (request.method == "GET") return retrieve(request.path);
   std::string endpoint = request.method + " " + request.path;
   bool is_charge = endpoint == "POST /v1/charges";
-  if (!is_charge && endpoint != "POST /v1/customers") {
-    return stripe_error(404, "invalid_request_error",
-                        "Unrecognized request URL (" + request.method + ": " + request.path + ").");
-  }
+  bool is_refund = endpoint == "POST /v1/refunds";
+  if (!is_charge && !is_refund && endpoint != "POST /v1/customers") return unrecognized(request);
+  bool faults_apply = is_charge || is_refund;  // the foreign mutations worth testing
   Params params;
   if (!http::form_decode(request.body, params)) {
     return stripe_error(400, "invalid_request_error",
@@ -98,8 +146,7 @@ http::Response Mock::api(const http::Request& request) {
   }
 
   std::lock_guard lock(mutex_);
-  if (is_charge && roll(faults_.failure_rate)) {
-    ++stats_.failures_injected;
+  if (faults_apply && inject_failure()) {
     return stripe_error(500, "api_error", "An unknown error occurred (injected by rocket-rides-stripe-mock).");
   }
 
@@ -118,19 +165,63 @@ http::Response Mock::api(const http::Request& request) {
     response.status = stored->second.status;
     response.body = stored->second.body;
     response.with_header("Idempotent-Replayed", "true");
+    response.with_header("Original-Request", stored->second.request_id);
   } else {
-    response = is_charge ? create_charge(params, key) : create_customer(params);
-    // Like Stripe, a request rejected by validation never started executing and is not saved.
-    if (!key.empty() && response.status != 400) {
-      stored_.emplace(stored_key, StoredResponse{endpoint, params, response.status, response.body});
+    if (is_charge) {
+      response = create_charge(params, key);
+    } else if (is_refund) {
+      response = create_refund(params, key);
+    } else {
+      response = create_customer(params);
+    }
+    // Like Stripe, a request that was refused (validation, unknown object) never started
+    // executing and is not saved; what it did (an object, a decline) is.
+    bool executed = (response.status >= 200 && response.status < 300) || response.status == 402;
+    if (!key.empty() && executed) {
+      stored_.emplace(stored_key, StoredResponse{endpoint, params, response.status, response.body, request_id});
     }
   }
   if (!key.empty()) response.with_header("Idempotency-Key", key);
-  if (is_charge && roll(faults_.drop_rate)) {
-    ++stats_.drops_injected;
-    response.with_header(std::string(http::kDropConnectionHeader), "1");
-  }
+  if (faults_apply && inject_drop()) response.with_header(std::string(http::kDropConnectionHeader), "1");
   return response;
+}
+
+http::Response Mock::retrieve(const std::string& path) {
+  auto found = [](const std::string& body) {
+    http::Response response;
+    response.body = body;
+    return response;
+  };
+  std::lock_guard lock(mutex_);
+  if (auto id = id_in(path, "/v1/charges/")) {
+    auto charge = charges_by_id_.find(*id);
+    return charge == charges_by_id_.end() ? no_such("charge", *id, "id") : found(to_json(*charge->second));
+  }
+  if (auto id = id_in(path, "/v1/refunds/")) {
+    auto refund = refunds_by_id_.find(*id);
+    return refund == refunds_by_id_.end() ? no_such("refund", *id, "id") : found(to_json(*refund->second));
+  }
+  if (auto id = id_in(path, "/v1/customers/")) {
+    auto customer = customers_by_id_.find(*id);
+    return customer == customers_by_id_.end() ? no_such("customer", *id, "id") : found(to_json(*customer->second));
+  }
+  return stripe_error(404, "invalid_request_error", "Unrecognized request URL (GET: " + path + ").");
+}
+
+bool Mock::inject_failure() {
+  bool fail = faults_.fail_next > 0 || roll(faults_.failure_rate);
+  if (!fail) return false;
+  if (faults_.fail_next > 0) --faults_.fail_next;
+  ++stats_.failures_injected;
+  return true;
+}
+
+bool Mock::inject_drop() {
+  bool drop = faults_.drop_next > 0 || roll(faults_.drop_rate);
+  if (!drop) return false;
+  if (faults_.drop_next > 0) --faults_.drop_next;
+  ++stats_.drops_injected;
+  return true;
 }
 
 bool Mock::roll(double rate) {
@@ -138,11 +229,18 @@ bool Mock::roll(double rate) {
   return std::uniform_real_distribution<double>(0, 1)(random_) < rate;
 }
 
-std::string Mock::new_id(std::string_view prefix) {
-  static constexpr char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+std::string Mock::new_id(std::string_view prefix, int length) {
   std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 2);
   std::string id(prefix);
-  for (int i = 0; i < 24; ++i) id += kAlphabet[pick(random_)];
+  for (int i = 0; i < length; ++i) id += kAlphabet[pick(random_)];
+  return id;
+}
+
+std::string Mock::new_request_id() {
+  // Stripe's request ids: "req_" and 14 letters and digits.
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 2);
+  std::string id("req_");
+  for (int i = 0; i < 14; ++i) id += kAlphabet[pick(request_random_)];
   return id;
 }
 

@@ -4,6 +4,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <string>
+
 namespace rr::stripe_mock {
 
 http::Response stripe_error(int status, std::string_view type, std::string_view message, ErrorDetails details) {
@@ -16,8 +18,14 @@ http::Response stripe_error(int status, std::string_view type, std::string_view 
   writer.StartObject();
   writer.Key("error");
   writer.StartObject();
+  if (!details.charge.empty()) field("charge", details.charge);
   if (!details.code.empty()) field("code", details.code);
   if (!details.decline_code.empty()) field("decline_code", details.decline_code);
+  if (!details.code.empty()) {
+    std::string doc_url = "https://stripe.com/docs/error-codes/";
+    for (char c : details.code) doc_url += c == '_' ? '-' : c;
+    field("doc_url", doc_url);
+  }
   field("message", message);
   if (!details.param.empty()) field("param", details.param);
   field("type", type);

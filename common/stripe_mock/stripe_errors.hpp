@@ -1,5 +1,6 @@
 // Stripe's error body, {"error":{"type":...,"message":...}}, built in one place so every endpoint
-// of the stand-in provider fails in the shape real clients parse.
+// of the stand-in provider fails in the shape real clients parse. An error with a code also
+// carries Stripe's doc_url for it.
 #pragma once
 
 #include <string_view>
@@ -12,6 +13,7 @@ struct ErrorDetails {
   std::string_view code{};          // e.g. "parameter_missing", "card_declined"; omitted when empty
   std::string_view param{};         // the offending parameter; omitted when empty
   std::string_view decline_code{};  // card errors only
+  std::string_view charge{};        // card errors: the declined charge, which exists (status "failed")
 };
 
 http::Response stripe_error(int status, std::string_view type, std::string_view message, ErrorDetails details = {});

@@ -1,0 +1,71 @@
+// POST /v1/charges: validated the way Stripe validates a charge, recorded (declines too, as the
+// failed charge a card error names), and answered in Stripe's wire format.
+#include <algorithm>
+#include <cctype>
+
+#include "common/stripe_mock/mock.hpp"
+#include "common/stripe_mock/stripe_errors.hpp"
+
+namespace rr::stripe_mock {
+namespace {
+
+// A three-letter ISO code, lower-cased as Stripe stores it; nothing when it is not one.
+std::optional<std::string> currency_code(const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.size() != 3 || !std::all_of(lower.begin(), lower.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
+    return std::nullopt;
+  }
+  return lower;
+}
+
+}  // namespace
+
+http::Response Mock::create_charge(const Params& params, const std::string& idempotency_key) {
+  if (auto refused = reject_unknown(params, {"amount", "currency", "customer", "description"})) return *refused;
+  auto amount_text = param(params, "amount");
+  if (!amount_text) return missing("amount");
+  auto currency_text = param(params, "currency");
+  if (!currency_text) return missing("currency");
+  auto customer = param(params, "customer");
+  if (!customer || customer->empty()) return missing("customer");
+  auto amount = positive_amount(*amount_text, "amount");
+  if (auto* error = std::get_if<http::Response>(&amount)) return *error;
+  auto currency = currency_code(*currency_text);
+  if (!currency) {
+    return stripe_error(400, "invalid_request_error", "Invalid currency: " + *currency_text,
+                        {.code = "parameter_invalid_string", .param = "currency"});
+  }
+  auto metadata_or_error = metadata(params);
+  if (auto* error = std::get_if<http::Response>(&metadata_or_error)) return *error;
+
+  // A magic customer, like Stripe's test card numbers, makes every charge fail as a decline.
+  bool declined = customer->find("declined") != std::string::npos;
+  Charge& charge = charges_.emplace_back(Charge{
+      .id = new_id("ch_"),
+      .idempotency_key = idempotency_key,
+      .customer = *customer,
+      .currency = *currency,
+      .description = param(params, "description"),
+      .amount = std::get<std::int64_t>(amount),
+      .created = now_epoch(),
+      .succeeded = !declined,
+      .card = new_id("card_"),
+      .fingerprint = new_id("", 16),
+      .balance_transaction = declined ? "" : new_id("txn_"),
+      .receipt_token = new_id("", 40),
+      .metadata = std::get<Metadata>(std::move(metadata_or_error)),
+      .refunds = {},
+  });
+  charges_by_id_.emplace(charge.id, &charge);
+  if (declined) {
+    return stripe_error(402, "card_error", "Your card was declined.",
+                        {.code = "card_declined", .decline_code = "generic_decline", .charge = charge.id});
+  }
+  ++stats_.charges;
+  http::Response response;
+  response.body = to_json(charge);
+  return response;
+}
+
+}  // namespace rr::stripe_mock
