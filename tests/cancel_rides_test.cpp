@@ -266,12 +266,14 @@ BOOST_AUTO_TEST_CASE(sixteen_simultaneous_cancels_with_sixteen_keys_make_one_ref
 }
 
 BOOST_AUTO_TEST_CASE(a_cancel_abandoned_after_the_refund_is_finished_by_the_completer) {
-  RideFixture f;
+  RideFixture f(1);  // STRIPE_TIMEOUT 1 s
   auto ride = charged_ride(f);
-  // The refund is made, and its answer lost: the client gets a 503 and never comes back.
-  f.stripe.configure("{\"drop_next\":1}");
+  // The refund is made, and its answer comes too late: the client gets a 503 and never comes back.
+  f.stripe.configure("{\"latency_ms\":1500}");
   auto lost = f.cancel_ride(ride, new_key());
   BOOST_TEST(lost.status == 503, lost.body);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  f.stripe.configure("{\"latency_ms\":0}");
   BOOST_TEST(f.stripe.refunds() == 1);
   BOOST_TEST(f.db.scalar("SELECT cancelled_at IS NULL FROM rides WHERE id = " + ride) == "t");
   f.db.scalar(
