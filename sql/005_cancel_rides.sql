@@ -21,54 +21,7 @@ ALTER TABLE rides
 -- in common/rides/ride_response.hpp). The functions of 003 that return a ride keep their shape for
 -- binaries built before this migration (003's header says why); these are their successors.
 
-CREATE FUNCTION rides_record_charge_and_stage_receipt_v2(p_key_id bigint, p_charge_id text, p_amount bigint,
-                                                         p_currency text, p_user_id bigint)
-RETURNS TABLE (id bigint, origin_lat text, origin_lon text, target_lat text, target_lon text,
-               stripe_charge_id text, created_at text, cancelled_at text, stripe_refund_id text)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
-    WITH ride AS (
-        UPDATE rides r SET stripe_charge_id = p_charge_id WHERE r.idempotency_key_id = p_key_id
-        RETURNING r.id, r.origin_lat::float8::text, r.origin_lon::float8::text, r.target_lat::float8::text,
-                  r.target_lon::float8::text, r.stripe_charge_id,
-                  to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                  to_char(r.cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), r.stripe_refund_id
-    ), job AS (
-        INSERT INTO staged_jobs (job_name, job_args)
-        SELECT 'send_ride_receipt', jsonb_build_array(jsonb_build_object(
-            'amount', p_amount, 'currency', p_currency, 'user_id', p_user_id, 'ride_id', ride.id))
-        FROM ride
-    )
-    SELECT * FROM ride;
-END;
-$$;
-
-CREATE FUNCTION rides_stage_receipt_for_key_v2(p_key_id bigint, p_amount bigint, p_currency text, p_user_id bigint)
-RETURNS TABLE (id bigint, origin_lat text, origin_lon text, target_lat text, target_lon text,
-               stripe_charge_id text, created_at text, cancelled_at text, stripe_refund_id text)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
-    WITH ride AS (
-        SELECT r.id, r.origin_lat::float8::text, r.origin_lon::float8::text, r.target_lat::float8::text,
-               r.target_lon::float8::text, r.stripe_charge_id,
-               to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-               to_char(r.cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), r.stripe_refund_id
-        FROM rides r WHERE r.idempotency_key_id = p_key_id
-    ), job AS (
-        INSERT INTO staged_jobs (job_name, job_args)
-        SELECT 'send_ride_receipt', jsonb_build_array(jsonb_build_object(
-            'amount', p_amount, 'currency', p_currency, 'user_id', p_user_id, 'ride_id', ride.id))
-        FROM ride
-    )
-    SELECT * FROM ride;
-END;
-$$;
-
--- The user's ride as a response shows it (for the cancel functions below).
+-- A ride as a response shows it, for every function below that returns one.
 CREATE FUNCTION rides_view_of(p_ride_id bigint)
 RETURNS TABLE (id bigint, origin_lat text, origin_lon text, target_lat text, target_lon text,
                stripe_charge_id text, created_at text, cancelled_at text, stripe_refund_id text)
@@ -78,6 +31,50 @@ LANGUAGE sql STABLE AS $$
            to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
            to_char(r.cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), r.stripe_refund_id
     FROM rides r WHERE r.id = p_ride_id;
+$$;
+
+-- Stages a ride's receipt job.
+CREATE FUNCTION rides_stage_ride_receipt(p_ride_id bigint, p_amount bigint, p_currency text, p_user_id bigint)
+RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO staged_jobs (job_name, job_args)
+    VALUES ('send_ride_receipt', jsonb_build_array(jsonb_build_object(
+        'amount', p_amount, 'currency', p_currency, 'user_id', p_user_id, 'ride_id', p_ride_id)));
+END;
+$$;
+
+CREATE FUNCTION rides_record_charge_and_stage_receipt_v2(p_key_id bigint, p_charge_id text, p_amount bigint,
+                                                         p_currency text, p_user_id bigint)
+RETURNS TABLE (id bigint, origin_lat text, origin_lon text, target_lat text, target_lon text,
+               stripe_charge_id text, created_at text, cancelled_at text, stripe_refund_id text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_ride bigint;
+BEGIN
+    UPDATE rides r SET stripe_charge_id = p_charge_id WHERE r.idempotency_key_id = p_key_id RETURNING r.id INTO v_ride;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM rides_stage_ride_receipt(v_ride, p_amount, p_currency, p_user_id);
+    RETURN QUERY SELECT * FROM rides_view_of(v_ride);
+END;
+$$;
+
+CREATE FUNCTION rides_stage_receipt_for_key_v2(p_key_id bigint, p_amount bigint, p_currency text, p_user_id bigint)
+RETURNS TABLE (id bigint, origin_lat text, origin_lon text, target_lat text, target_lon text,
+               stripe_charge_id text, created_at text, cancelled_at text, stripe_refund_id text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_ride bigint;
+BEGIN
+    SELECT r.id INTO v_ride FROM rides r WHERE r.idempotency_key_id = p_key_id;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM rides_stage_ride_receipt(v_ride, p_amount, p_currency, p_user_id);
+    RETURN QUERY SELECT * FROM rides_view_of(v_ride);
+END;
 $$;
 
 -- Marks the (locked) ride cancelled with its refund, if it is not cancelled yet, and then only
