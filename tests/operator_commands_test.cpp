@@ -292,7 +292,7 @@ BOOST_AUTO_TEST_CASE(keys_unlock_refuses_a_live_lock_and_forced_the_runner_that_
        [&](idem::PhaseContext& ctx) {
          inside_phase.set_value();
          release.wait();
-         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult { return idem::Response{201, "{}"}; });
+         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult { return idem::FinalResult{201, "{}"}; });
        }},
   };
   idem::KeyRequest request{alice.user.id, "held-key-0000000000000001", "POST", "/rides", "{}", ""};

@@ -14,6 +14,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
+bool is(const idem::Outcome& outcome, idem::Outcome::Kind kind) { return outcome.kind == kind; }
+
 struct RunnerFixture {
   TestDatabase db;
   rr::db::ConnectionPool pool{db.url(), db.session_options(), 4, std::chrono::seconds(5)};
@@ -71,7 +73,7 @@ idem::Flow counting_flow(int& calls) {
        [&calls](idem::PhaseContext& ctx) {
          ++calls;
          return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult {
-           return idem::Response{200, "{\"ok\":true}"};
+           return idem::FinalResult{200, "{\"ok\":true}"};
          });
        }},
   };
@@ -86,8 +88,9 @@ BOOST_AUTO_TEST_CASE(a_flow_that_is_not_about_rides_runs_to_its_response) {
   auto flow = counting_flow(calls);
   idem::PhaseRunner runner(pool);
   auto outcome = runner.run(flow, lock_new_key());
-  BOOST_TEST(outcome.status == 200);
-  BOOST_TEST(outcome.body == "{\"ok\":true}");
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::finished));
+  BOOST_TEST(outcome.result.code == 200);
+  BOOST_TEST(outcome.result.body == "{\"ok\":true}");
   BOOST_TEST(calls == 2);
   BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || response_body || ' ' || (locked_at IS NULL) FROM "
                        "idempotency_keys") == "finished {\"ok\":true} true");
@@ -104,7 +107,7 @@ BOOST_AUTO_TEST_CASE(an_internal_error_unlocks_the_key_and_keeps_the_last_recove
   idem::PhaseRunner runner(pool);
   auto outcome = runner.run(flow, lock_new_key());
   BOOST_TEST(static_cast<int>(outcome.kind) == static_cast<int>(idem::Outcome::Kind::failed));
-  BOOST_TEST(outcome.status == 500);
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::failed));
   BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (locked_at IS NULL) || ' ' || (lock_token IS NULL) FROM "
                        "idempotency_keys") == "half_way true true");
 }
@@ -142,7 +145,7 @@ BOOST_AUTO_TEST_CASE(serialization_failures_are_retried_then_answered_409_with_t
   idem::PhaseRunner runner(pool, options);
   auto outcome = runner.run(flow, lock_new_key());
   BOOST_TEST(attempts == 4);
-  BOOST_TEST(outcome.status == 409);
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::conflict));
   BOOST_TEST(runner.serialization_retries() == 3u);
   BOOST_TEST(db.scalar("SELECT locked_at IS NULL FROM idempotency_keys") == "t");
 }
@@ -154,12 +157,12 @@ BOOST_AUTO_TEST_CASE(a_serialization_failure_that_clears_on_retry_is_invisible_t
        [&attempts](idem::PhaseContext& ctx) {
          return ctx.atomic([&attempts](rr::db::Transaction&) -> idem::PhaseResult {
            if (++attempts < 3) throw pqxx::serialization_failure("could not serialize access");
-           return idem::Response{201, "{}"};
+           return idem::FinalResult{201, "{}"};
          });
        }},
   };
   idem::PhaseRunner runner(pool);
-  BOOST_TEST(runner.run(flow, lock_new_key()).status == 201);
+  BOOST_TEST(runner.run(flow, lock_new_key()).result.code == 201);
 }
 
 BOOST_AUTO_TEST_CASE(a_phase_that_makes_no_progress_is_an_internal_error_not_a_loop) {
@@ -170,7 +173,7 @@ BOOST_AUTO_TEST_CASE(a_phase_that_makes_no_progress_is_an_internal_error_not_a_l
        }},
   };
   idem::PhaseRunner runner(pool);
-  BOOST_TEST(runner.run(flow, lock_new_key()).status == 500);
+  BOOST_TEST(is(runner.run(flow, lock_new_key()), idem::Outcome::Kind::failed));
 }
 
 BOOST_AUTO_TEST_CASE(the_same_key_on_another_path_is_a_mismatch) {
@@ -194,7 +197,7 @@ BOOST_AUTO_TEST_CASE(a_new_key_and_its_first_phase_commit_together_or_not_at_all
   auto first = begin_new_key(pool);
   BOOST_TEST(keys() == "0");  // not committed yet: nobody else sees the key
   auto outcome = runner.run(failing, std::move(first.key), std::move(first.section));
-  BOOST_TEST(outcome.status == 500);
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::failed));
   // The key went with the phase's work: a retry starts from scratch, as if nothing happened.
   BOOST_TEST(keys() == "0");
   BOOST_TEST(db.scalar("SELECT count(*) FROM staged_jobs") == "0");
@@ -210,7 +213,7 @@ BOOST_AUTO_TEST_CASE(a_new_key_and_its_first_phase_commit_together_or_not_at_all
     }
   };
   idem::PhaseRunner observed(pool, options);
-  BOOST_TEST(observed.run(counting_flow(calls), std::move(retry.key), std::move(retry.section)).status == 200);
+  BOOST_TEST(observed.run(counting_flow(calls), std::move(retry.key), std::move(retry.section)).result.code == 200);
   BOOST_TEST(seen_at_first_commit == "thing_made 1");
   BOOST_TEST(db.scalar("SELECT recovery_point FROM idempotency_keys") == "finished");
 }
@@ -235,7 +238,7 @@ BOOST_AUTO_TEST_CASE(a_new_key_needs_one_connection_per_phase_not_two) {
   int calls = 0;
   idem::PhaseRunner runner(one);
   auto acquired = begin_new_key(one);
-  BOOST_TEST(runner.run(counting_flow(calls), std::move(acquired.key), std::move(acquired.section)).status == 200);
+  BOOST_TEST(runner.run(counting_flow(calls), std::move(acquired.key), std::move(acquired.section)).result.code == 200);
   BOOST_TEST(calls == 2);
   BOOST_TEST(one.stats().in_use == 0u);
 }
@@ -273,14 +276,14 @@ BOOST_AUTO_TEST_CASE(concurrent_begin_key_on_one_new_key_lets_exactly_one_procee
        })},
       {"done_something",
        [](idem::PhaseContext& ctx) {
-         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult { return idem::Response{201, "{}"}; });
+         return ctx.atomic([](rr::db::Transaction&) -> idem::PhaseResult { return idem::FinalResult{201, "{}"}; });
        }},
   };
   idem::PhaseRunner runner(pool);
   auto a = std::async(std::launch::async, [&] {
     auto result = idem::begin_key(pool.acquire(), tip_request(), std::chrono::seconds(90));
     auto& acquired = std::get<idem::Acquired>(result);
-    return runner.run(slow, std::move(acquired.key), std::move(acquired.section)).status;
+    return runner.run(slow, std::move(acquired.key), std::move(acquired.section)).result.code;
   });
   first_inserted.get_future().wait();
   auto b = std::async(std::launch::async,
@@ -307,7 +310,7 @@ BOOST_AUTO_TEST_CASE(a_first_phase_that_is_not_local_finds_its_key_committed_bef
          visible_to_others.push_back(db.scalar("SELECT count(*) FROM idempotency_keys"));
          provider_saw.push_back(ctx.key().payment_idempotency_key);
          // The charge went through, but its answer was lost (a timeout): retry later.
-         throw idem::TransientFailure(503, "api_error", "provider timed out", 1);
+         throw idem::TransientFailure(idem::RetryReason::unavailable, "provider timed out", 1);
        }},
   };
   idem::PhaseRunner runner(pool);
@@ -316,7 +319,8 @@ BOOST_AUTO_TEST_CASE(a_first_phase_that_is_not_local_finds_its_key_committed_bef
     BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
     auto& acquired = std::get<idem::Acquired>(result);
     auto outcome = runner.run(provider_first, std::move(acquired.key), std::move(acquired.section));
-    BOOST_TEST(outcome.status == 503);
+    BOOST_TEST(is(outcome, idem::Outcome::Kind::transient));
+    BOOST_TEST((outcome.retry_reason == idem::RetryReason::unavailable));
   }
   BOOST_REQUIRE(provider_saw.size() == 2u);
   BOOST_TEST(provider_saw[0] == provider_saw[1]);  // the retry must reuse the payment key

@@ -209,8 +209,7 @@ BOOST_AUTO_TEST_CASE(a_taken_over_lock_refuses_the_old_owners_late_commit) {
   // The old owner wakes up and tries to run its phase: it must stop and write nothing.
   idem::PhaseRunner runner(f.app->pool());
   rr::payments::StripeClient stripe(f.settings(5).payment);
-  rr::rides::RideRun run{stripe, "cus_alice"};
-  auto flow = rr::rides::make_ride_flow(run);
+  auto flow = rr::rides::make_ride_flow({stripe, "cus_alice"});
   auto outcome = runner.run(flow, old_owner);
   BOOST_TEST(static_cast<int>(outcome.kind) == static_cast<int>(idem::Outcome::Kind::lock_lost));
   BOOST_TEST(f.count("rides") == "0");
@@ -219,7 +218,7 @@ BOOST_AUTO_TEST_CASE(a_taken_over_lock_refuses_the_old_owners_late_commit) {
 
   // The new owner finishes normally.
   auto done = runner.run(flow, std::get<idem::Acquired>(second).key);
-  BOOST_TEST(done.status == 201);
+  BOOST_TEST(done.result.code == 201);
   BOOST_TEST(f.stripe.charges() == 1);
 }
 

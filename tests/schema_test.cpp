@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "common/idempotency/key_statements.hpp"
+#include "common/rides/cancel_statements.hpp"
 #include "common/rides/ride_response.hpp"
 #include "common/rides/ride_statements.hpp"
 #include "support/test_database.hpp"
@@ -179,15 +180,18 @@ BOOST_AUTO_TEST_CASE(coordinates_out_of_range_are_refused) {
 BOOST_AUTO_TEST_CASE(every_request_statement_calls_the_function_of_its_name) {
   namespace idem = rr::idempotency::statements;
   namespace rides = rr::rides::statements;
-  const std::array<rr::db::Statement, 9> all{idem::kFindOrCreate,
-                                             idem::kLockById,
-                                             idem::kUnlock,
-                                             idem::kFence,
-                                             idem::kMoveRecoveryPoint,
-                                             idem::kFinish,
-                                             rides::kInsertRideWithAudit,
-                                             rides::kRecordChargeAndStageReceipt,
-                                             rides::kStageReceiptForKey};
+  const std::array<rr::db::Statement, 12> all{idem::kFindOrCreate,
+                                              idem::kLockById,
+                                              idem::kUnlock,
+                                              idem::kFence,
+                                              idem::kMoveRecoveryPoint,
+                                              idem::kFinish,
+                                              rides::kInsertRideWithAudit,
+                                              rides::kRecordChargeAndStageReceipt,
+                                              rides::kStageReceiptForKey,
+                                              rides::kCancelBegin,
+                                              rides::kRefundTarget,
+                                              rides::kRecordRefund};
   for (const auto& statement : all) {
     std::string_view sql = statement.sql;
     std::string call = std::string("SELECT * FROM ") + statement.name + "(";
@@ -234,6 +238,51 @@ BOOST_AUTO_TEST_CASE(a_ride_reads_the_same_from_the_functions_as_from_get_rides)
   // Both staged a receipt naming the ride.
   BOOST_TEST(tx.exec("SELECT count(*) FROM staged_jobs WHERE job_args->0->>'ride_id' IS NOT NULL")[0][0].as<int>() ==
              2);
+}
+
+// A cancelled ride reads the same from the cancel functions as from GET /rides, cancelled_at and
+// stripe_refund_id included; the second cancellation changes nothing and stages nothing more.
+BOOST_AUTO_TEST_CASE(a_cancelled_ride_reads_the_same_from_the_cancel_functions_as_from_get_rides) {
+  namespace rides = rr::rides::statements;
+  BOOST_REQUIRE(insert_key(alice, "cancel-view-key-00000000"));
+  pqxx::work tx(db.conn());
+  auto key_id = tx.exec("SELECT id FROM idempotency_keys")[0][0].as<std::int64_t>();
+  auto ride_id =
+      tx.exec_params(
+            "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
+            "stripe_charge_id) VALUES ($1, 1, 2, 3, 4, $2, 'ch_cancel') RETURNING id",
+            key_id, alice)[0][0]
+          .as<std::int64_t>();
+  auto begun = tx.exec_params(rides::kCancelBegin.sql, ride_id, alice, "late", "usd", "{}", "127.0.0.1");
+  BOOST_TEST_REQUIRE(begun.size() == 1u);
+  BOOST_TEST(begun[0][0].c_str() == std::string("charged"));
+  auto target = tx.exec_params(rides::kRefundTarget.sql, ride_id, alice);
+  BOOST_TEST_REQUIRE(target.size() == 1u);
+  BOOST_TEST(target[0][0].c_str() == std::string("ch_cancel"));
+  BOOST_TEST(std::string(target[0][1].c_str()).starts_with("rr-refund-"));
+  auto recorded =
+      tx.exec_params(rides::kRecordRefund.sql, ride_id, alice, "re_1", "late", 2000, "usd", "{}", "127.0.0.1");
+  auto again =
+      tx.exec_params(rides::kRecordRefund.sql, ride_id, alice, "re_2", "other", 2000, "usd", "{}", "127.0.0.1");
+  auto cancelled = tx.exec_params(rides::kCancelBegin.sql, ride_id, alice, "late", "usd", "{}", "127.0.0.1");
+  auto read = tx.exec_params("SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE id = $1", ride_id);
+  BOOST_TEST_REQUIRE(recorded.size() == 1u);
+  BOOST_TEST_REQUIRE(again.size() == 1u);
+  BOOST_TEST_REQUIRE(cancelled.size() == 1u);
+  BOOST_TEST(cancelled[0][0].c_str() == std::string("cancelled"));
+  BOOST_TEST_REQUIRE(read[0].size() == recorded[0].size());
+  for (pqxx::row::size_type column = 0; column < read[0].size(); ++column) {
+    BOOST_TEST(recorded[0][column].c_str() == read[0][column].c_str(), "column " << column);
+    BOOST_TEST(again[0][column].c_str() == read[0][column].c_str(), "column " << column);
+    BOOST_TEST(cancelled[0][column + 1].c_str() == read[0][column].c_str(), "column " << column);
+  }
+  BOOST_TEST(read[0][8].c_str() == std::string("re_1"));  // the first refund stays
+  BOOST_TEST(!read[0][7].is_null());
+  BOOST_TEST(tx.exec("SELECT count(*) FROM staged_jobs WHERE job_name = 'send_cancellation_receipt'")[0][0].as<int>() ==
+             1);
+  // Another user's ride is no ride at all.
+  BOOST_TEST(tx.exec_params(rides::kCancelBegin.sql, ride_id, bob, "", "usd", "{}", "127.0.0.1").empty());
+  BOOST_TEST(tx.exec_params(rides::kRefundTarget.sql, ride_id, bob).empty());
 }
 
 // No ride for the key: both ride functions answer with no row and stage nothing.

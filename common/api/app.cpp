@@ -11,7 +11,6 @@
 #include "common/base/random.hpp"
 #include "common/db/outage.hpp"
 #include "common/db/transaction.hpp"
-#include "common/http/error_body.hpp"
 #include "common/metrics/registry.hpp"
 #include "common/rides/ride_response.hpp"
 
@@ -61,16 +60,6 @@ metrics::Histogram& duration_histogram(std::string_view route) {
 
 }  // namespace
 
-http::Response error_response(int status, const std::string& type, const std::string& message,
-                              int retry_after_seconds) {
-  http::Response response;
-  response.status = status;
-  response.body = http::error_body(type, message);
-  if (retry_after_seconds > 0) response.with_header("Retry-After", std::to_string(retry_after_seconds));
-  if (status == 401) response.with_header("WWW-Authenticate", "Bearer");
-  return response;
-}
-
 App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
     : settings_(settings),
       pool_(settings.database.url, settings.database.session, settings.database_pool_size, std::chrono::seconds(5)),
@@ -78,6 +67,7 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
       runner_(pool_, std::move(runner_options)),
+      flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout}),
       in_flight_(settings.max_in_flight_per_user),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter) {}
 
@@ -100,7 +90,7 @@ http::Response App::handle(const http::Request& request) {
     }
     response = answer ? std::move(*answer) : route(request);
   } catch (const ApiError& e) {
-    response = error_response(e.status, e.type, e.what(), e.retry_after_seconds);
+    response = error_response(e);
   } catch (const db::PoolExhausted& e) {
     log::warn("database pool exhausted", {{"request_id", request_id}});
     response = error_response(503, "api_error", "The service is busy; retry shortly.", 1);
@@ -118,9 +108,9 @@ http::Response App::handle(const http::Request& request) {
 }
 
 // Failures caught here (the database down, the pool exhausted) are answers about the request's
-// key too; post_rides already named it on everything else.
+// key too; the flow endpoint already named it on everything else.
 void App::name_the_key(const http::Request& request, http::Response& response) {
-  if (request.path != "/rides" || request.method != "POST" || response.header("Idempotency-Key")) return;
+  if (!flows::find_flow(request.method, request.path) || response.header("Idempotency-Key")) return;
   try {
     response.with_header("Idempotency-Key", parse_idempotency_key(request));
   } catch (const ApiError&) {
@@ -133,7 +123,8 @@ std::optional<http::Response> App::handle_in_memory(const http::Request& request
   std::optional<http::Response> response;
   try {
     // Not /healthz: the watchdog probes it to prove the worker pool still answers.
-    if (request.path == "/rides" && request.method == "POST") response = post_rides_in_memory(request);
+    if (auto found = flows::find_flow(request.method, request.path))
+      response = flows_.answer_in_memory(request, *found);
   } catch (const std::exception&) {
     return std::nullopt;  // the worker path has the full error boundary
   }
@@ -196,11 +187,12 @@ http::Response App::route(const http::Request& request) {
     response.with_header("Allow", allow);
     return response;
   };
+  if (auto found = flows::find_flow(request.method, path)) return flows_.handle(request, *found);
   if (path == "/rides") {
-    if (request.method == "POST") return post_rides(request);
     if (request.method == "GET") return list_rides(request);
     return method_not_allowed("GET, POST");
   }
+  if (auto found = flows::find_flow_by_path(path)) return method_not_allowed(found->flow->method.data());
   if (path.starts_with("/rides/")) {
     if (request.method != "GET") return method_not_allowed("GET");
     return get_ride(request, std::string_view(path).substr(7));

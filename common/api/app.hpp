@@ -10,7 +10,9 @@
 
 #include "common/api/api_settings.hpp"
 #include "common/api/database_readiness.hpp"
+#include "common/api/flow_endpoint.hpp"
 #include "common/api/in_flight_per_user.hpp"
+#include "common/api/outcome_answers.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
@@ -60,12 +62,6 @@ class App {
                                                         std::shared_ptr<const void>& admission);
   // A slot for one more of this user's requests, or the 429 that refuses it.
   std::variant<std::shared_ptr<const InFlightPerUser::Slot>, http::Response> admit(std::int64_t user_id);
-  http::Response post_rides(const http::Request& request);
-  struct RideRequest;  // a validated POST /rides
-  http::Response post_ride(const RideRequest& ride);
-  std::optional<http::Response> post_rides_in_memory(const http::Request& request);
-  std::optional<http::Response> replay_from_memory(std::int64_t user_id, const std::string& key,
-                                                   const std::string& fingerprint);
   void name_the_key(const http::Request& request, http::Response& response);
   http::Response finish(const http::Request& request, http::Response response, const std::string& request_id,
                         std::chrono::steady_clock::time_point started);
@@ -80,16 +76,13 @@ class App {
   auth::TokenCache tokens_;
   idempotency::FinishedResponses finished_;
   idempotency::PhaseRunner runner_;
+  FlowEndpoint flows_;  // every POST that runs as a registered flow
   InFlightPerUser in_flight_;
   DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};
 };
 
-// Whether the route needs the caller's user (POST /rides, GET /rides, GET /rides/{id}).
+// Whether the route needs the caller's user (every registered flow, GET /rides, GET /rides/{id}).
 bool needs_user(const http::Request& request);
-
-// Builds the JSON error response for an ApiError-like failure.
-http::Response error_response(int status, const std::string& type, const std::string& message,
-                              int retry_after_seconds = 0);
 
 }  // namespace rr::api

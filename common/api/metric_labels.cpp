@@ -1,6 +1,8 @@
 // Folding client-sent methods and paths into bounded label sets.
 #include "common/api/metric_labels.hpp"
 
+#include "common/flows/flow_registry.hpp"
+
 namespace rr::api {
 
 std::string_view method_label(std::string_view method) {
@@ -15,6 +17,8 @@ std::string_view route_label(const http::Request& request) {
   for (std::string_view known : {"/rides", "/healthz", "/readyz"}) {
     if (path == known) return known;
   }
+  // A flow's route by its template (closed set: the registry's entries).
+  if (auto found = flows::find_flow_by_path(path); found) return found->flow->path_template;
   if (path.starts_with("/rides/")) return "/rides/{id}";
   return "unmatched";
 }

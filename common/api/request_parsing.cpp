@@ -152,13 +152,21 @@ std::string parse_idempotency_key(const http::Request& request) {
   return key;
 }
 
-rides::RideParams parse_ride_params(const http::Request& request) {
+BodyFormat body_format(const http::Request& request) {
   auto content_type = request.header("Content-Type");
   std::string_view type = content_type ? media_type(*content_type) : "application/x-www-form-urlencoded";
-  if (http::iequals(type, "application/x-www-form-urlencoded")) return from_form(request.body);
-  if (http::iequals(type, "application/json")) return from_json(request.body);
+  if (http::iequals(type, "application/x-www-form-urlencoded")) return BodyFormat::form;
+  if (http::iequals(type, "application/json")) return BodyFormat::json;
   throw ApiError(415, "invalid_request_error",
                  "Send parameters as application/x-www-form-urlencoded or application/json.");
+}
+
+rides::RideParams parse_ride_params(const http::Request& request) {
+  return body_format(request) == BodyFormat::form ? from_form(request.body) : from_json(request.body);
+}
+
+std::string read_ride_params(const http::Request& request, const std::vector<std::string>&) {
+  return rides::to_json(parse_ride_params(request));
 }
 
 std::optional<std::string> query_param(const http::Request& request, std::string_view name) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/http/message.hpp"
 #include "common/rides/ride_params.hpp"
@@ -26,6 +27,17 @@ std::string parse_idempotency_key(const http::Request& request);
 // (unreadable body; JSON that is not UTF-8 or repeats a key), 415 (other content types) or 422
 // (missing, repeated form field, not a finite decimal number, out of range).
 rides::RideParams parse_ride_params(const http::Request& request);
+// The two parameter encodings, by Content-Type (form when absent); throws ApiError 415 for others.
+enum class BodyFormat { form, json };
+BodyFormat body_format(const http::Request& request);
+
+// The registry's readers (common/flows/flow_registry.hpp): a request's parameters as the canonical
+// JSON stored on its key. POST /rides: parse_ride_params. POST /rides/{id}/cancel: the ride id from
+// the path (404 when it cannot be one) and an optional `reason`, printable text of at most 500
+// bytes (422 otherwise; repeated: 422), from a form or JSON body.
+std::string read_ride_params(const http::Request& request, const std::vector<std::string>& path_arguments);
+std::string read_cancel_params(const http::Request& request, const std::vector<std::string>& path_arguments);
+
 // A query parameter's value, decoded; nothing when absent. Throws ApiError 400 when the query
 // is malformed or names this parameter more than once.
 std::optional<std::string> query_param(const http::Request& request, std::string_view name);

@@ -8,6 +8,7 @@
 #include "common/api/request_parsing.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/tokens.hpp"
+#include "common/flows/flow_registry.hpp"
 
 namespace rr::api {
 namespace {
@@ -16,6 +17,7 @@ namespace {
 // Mirrors App::route.
 std::optional<std::string_view> allowed_methods(const std::string& path) {
   if (path == "/rides") return "GET, POST";
+  if (auto found = flows::find_flow_by_path(path)) return found->flow->method;
   if (path.starts_with("/rides/")) return "GET";
   if (path == "/healthz" || path == "/readyz") return "GET";
   return std::nullopt;
@@ -35,7 +37,8 @@ bool allows(std::string_view allow, const std::string& method) {
 }  // namespace
 
 bool needs_user(const http::Request& request) {
-  if (request.path == "/rides") return request.method == "POST" || request.method == "GET";
+  if (flows::find_flow(request.method, request.path)) return true;
+  if (request.path == "/rides") return request.method == "GET";
   return request.path.starts_with("/rides/") && request.method == "GET";
 }
 
@@ -60,12 +63,12 @@ std::optional<http::Response> App::answer_without_database(const http::Request& 
   if (request.path == "/healthz") return http::Response{200, "application/json", {}, "{\"status\":\"ok\"}"};
   if (!needs_user(request)) return std::nullopt;
 
-  std::optional<std::string> key;  // POST /rides: every answer about a key names it
+  std::optional<std::string> key;  // a flow's request: every answer about a key names it
   try {
-    if (request.method == "POST") {
-      // Validation (401 for the token's form, 400 for the key, 422/415/400 for the body) and
+    if (auto found = flows::find_flow(request.method, request.path)) {
+      // Validation (401 for the token's form, 400 for the key, the flow's parameter errors) and
       // replays of keys this process saw finish.
-      if (auto answer = post_rides_in_memory(request)) return answer;
+      if (auto answer = flows_.answer_in_memory(request, *found)) return answer;
       key = parse_idempotency_key(request);
       require_token_form(request);
     } else {
@@ -77,7 +80,7 @@ std::optional<http::Response> App::answer_without_database(const http::Request& 
       }
     }
   } catch (const ApiError& e) {
-    auto response = error_response(e.status, e.type, e.what(), e.retry_after_seconds);
+    auto response = error_response(e);
     if (key) response.with_header("Idempotency-Key", *key);
     return response;
   }

@@ -23,21 +23,27 @@ struct NoOp {};
 struct RecoveryPoint {
   std::string name;
 };
-// Finish: store this response on the key (replayed verbatim later) and unlock it.
-struct Response {
-  int status = 200;
+// Finish: store this result on the key (replayed verbatim later) and unlock it. The code is the
+// flow's own (the API's flows store HTTP statuses); the runner only stores and returns it.
+struct FinalResult {
+  int code = 200;
   std::string body;
 };
-using PhaseResult = std::variant<NoOp, RecoveryPoint, Response>;
+using PhaseResult = std::variant<NoOp, RecoveryPoint, FinalResult>;
 
-// A phase may fail in a way the client should retry later (the provider is down): nothing is
+// Why a phase asks to be retried later.
+enum class RetryReason {
+  unavailable,  // a dependency (the payment provider, the database) is down or timed out
+  not_ready,    // the entity the flow acts on is not in a state to act on yet (another flow is on it)
+};
+
+// A phase may fail in a way the caller should retry later (the provider is down): nothing is
 // stored, the key is unlocked, and the next attempt resumes at the same recovery point.
 class TransientFailure : public std::runtime_error {
  public:
-  TransientFailure(int status, std::string type, std::string message, int retry_after_seconds)
-      : std::runtime_error(message), status(status), type(std::move(type)), retry_after_seconds(retry_after_seconds) {}
-  int status;
-  std::string type;
+  TransientFailure(RetryReason reason, const std::string& message, int retry_after_seconds)
+      : std::runtime_error(message), reason(reason), retry_after_seconds(retry_after_seconds) {}
+  RetryReason reason;
   int retry_after_seconds;
 };
 

@@ -68,8 +68,8 @@ class RunnerContext : public PhaseContext {
     pqxx::result fenced;
     if (auto* point = std::get_if<RecoveryPoint>(&result)) {
       fenced = conn.exec(tx, statements::kMoveRecoveryPoint, key_.id, key_.lock_token, point->name);
-    } else if (auto* response = std::get_if<Response>(&result)) {
-      fenced = conn.exec(tx, statements::kFinish, key_.id, key_.lock_token, response->status, response->body);
+    } else if (auto* response = std::get_if<FinalResult>(&result)) {
+      fenced = conn.exec(tx, statements::kFinish, key_.id, key_.lock_token, response->code, response->body);
     } else {
       fenced = conn.exec(tx, statements::kFence, key_.id, key_.lock_token);
     }
@@ -78,9 +78,9 @@ class RunnerContext : public PhaseContext {
     // The in-memory key follows the database only once the commit succeeded.
     if (auto* point = std::get_if<RecoveryPoint>(&result)) {
       key_.recovery_point = point->name;
-    } else if (auto* response = std::get_if<Response>(&result)) {
+    } else if (auto* response = std::get_if<FinalResult>(&result)) {
       key_.recovery_point = kFinished;
-      key_.response_code = response->status;
+      key_.response_code = response->code;
       key_.response_body = response->body;
       key_.lock_token.clear();
     }
@@ -116,8 +116,7 @@ Outcome PhaseRunner::database_unavailable(const KeyRow& key, const std::string& 
             {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", error}});
   Outcome out;
   out.kind = Outcome::Kind::transient;
-  out.status = 503;
-  out.error_type = "api_error";
+  out.retry_reason = RetryReason::unavailable;
   out.message = message;
   out.retry_after_seconds = 2;
   return out;
@@ -128,7 +127,6 @@ Outcome PhaseRunner::failed(const KeyRow& key, const std::string& error) {
   log::error("workflow phase failed", {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", error}});
   Outcome out;
   out.kind = Outcome::Kind::failed;
-  out.status = 500;
   out.message = error;
   return out;
 }
@@ -138,8 +136,6 @@ Outcome PhaseRunner::conflict(const KeyRow& key, const std::string& what) {
   log::warn("serialization failures persisted past retries", {{"key_id", key.id}, {"error", what}});
   Outcome out;
   out.kind = Outcome::Kind::conflict;
-  out.status = 409;
-  out.error_type = "idempotency_error";
   out.message = "A conflicting request was being processed; please retry.";
   out.retry_after_seconds = 1;
   return out;
@@ -152,8 +148,7 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
     if (key.recovery_point == kFinished) {
       Outcome done;
       done.kind = Outcome::Kind::finished;
-      done.status = key.response_code.value_or(500);
-      done.body = key.response_body.value_or("");
+      done.result = {key.response_code.value_or(500), key.response_body.value_or("")};
       return done;
     }
     auto phase = flow.find(key.recovery_point);
@@ -180,15 +175,13 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
       try_unlock(pool_, key);
       Outcome transient;
       transient.kind = Outcome::Kind::transient;
-      transient.status = e.status;
-      transient.error_type = e.type;
+      transient.retry_reason = e.reason;
       transient.message = e.what();
       transient.retry_after_seconds = e.retry_after_seconds;
       return transient;
     } catch (const LockLost& e) {
       Outcome lost;
       lost.kind = Outcome::Kind::lock_lost;
-      lost.status = 409;
       lost.message = e.what();
       log::warn("idempotency key lock lost; the new owner carries on",
                 {{"key_id", key.id}, {"recovery_point", key.recovery_point}});

@@ -15,21 +15,21 @@
 
 namespace rr::idempotency {
 
-// What the caller should answer.
+// How a run ended, in the runner's own terms; common/api/outcome_answers.hpp turns it into an HTTP
+// answer, the completer into a log line.
 struct Outcome {
   enum class Kind {
-    finished,   // stored response (fresh or replayed)
-    transient,  // a phase asked the client to retry later (e.g. 503): nothing stored, key unlocked
+    finished,   // a final result is stored (fresh or found stored)
+    transient,  // a phase asked to be retried later (retry_reason): nothing stored, key unlocked
     lock_lost,  // our lock was taken over mid-flight: the other owner carries on
-    conflict,   // serialization failures persisted past the retries: key unlocked, 409
+    conflict,   // serialization failures persisted past the retries: key unlocked
     failed,     // internal error: key unlocked, a retry resumes at the last recovery point
   };
   Kind kind = Kind::failed;
-  int status = 500;
-  std::string body;  // for finished: the stored body, verbatim
-  std::string error_type;
-  std::string message;  // for logs and error bodies
-  int retry_after_seconds = 0;
+  FinalResult result;                                   // for finished: the stored code and body, verbatim
+  RetryReason retry_reason = RetryReason::unavailable;  // for transient
+  std::string message;                                  // for logs and error bodies
+  int retry_after_seconds = 0;                          // for transient and conflict
 };
 
 // Test seam: called after each committed phase with the new recovery point. Throwing from it

@@ -8,9 +8,9 @@
 
 #include "common/base/log.hpp"
 #include "common/db/transaction.hpp"
+#include "common/flows/flow_registry.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/metrics/registry.hpp"
-#include "common/rides/ride_flow.hpp"
 
 namespace rr::maintenance {
 
@@ -23,7 +23,7 @@ namespace {
 // acquire_key_by_id applies; checking it here too keeps keys that a live request holds out of the batch instead of
 // counting them as skipped.
 const db::Statement kSelectCandidates{"completer_select_candidates",
-                                      "SELECT k.id, k.request_path, u.stripe_customer_id "
+                                      "SELECT k.id, k.request_method, k.request_path, u.stripe_customer_id "
                                       "FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
                                       "WHERE k.response_code IS NULL "
                                       "  AND k.created_at < now() - make_interval(secs => $1) "
@@ -37,7 +37,6 @@ const db::Statement kRecordFailure{
     "completer_record_failure",
     "UPDATE idempotency_keys SET attempts = attempts + 1, last_error = $2, last_run_at = now() WHERE id = $1"};
 
-constexpr std::string_view kRidesPath = "/rides";
 constexpr std::size_t kMaxErrorBytes = 1000;
 
 double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
@@ -46,7 +45,9 @@ std::string describe(const idempotency::Outcome& outcome) {
   using Kind = idempotency::Outcome::Kind;
   switch (outcome.kind) {
     case Kind::transient:
-      return "transient failure (" + std::to_string(outcome.status) + "): " + outcome.message;
+      return std::string(outcome.retry_reason == idempotency::RetryReason::not_ready ? "not ready: "
+                                                                                     : "unavailable: ") +
+             outcome.message;
     case Kind::lock_lost:
       return "lock lost: " + outcome.message;
     case Kind::conflict:
@@ -77,6 +78,7 @@ std::string short_error(std::string_view message) {
 
 struct Completer::Candidate {
   std::int64_t id = 0;
+  std::string request_method;
   std::string request_path;
   std::string stripe_customer_id;
 };
@@ -93,7 +95,8 @@ CompleterReport Completer::run_once() {
                           seconds_of(options_.lock_timeout), options_.batch_size);
     candidates.reserve(rows.size());
     for (const auto& row : rows) {
-      candidates.push_back({row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>()});
+      candidates.push_back(
+          {row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()});
     }
   }
 
@@ -141,6 +144,8 @@ CompleterReport Completer::run_once() {
 }
 
 Completer::Result Completer::complete(const Candidate& candidate) {
+  // The registry the API routes by finds the key's flow from its stored method and path.
+  auto found = flows::find_flow(candidate.request_method, candidate.request_path);
   std::optional<idempotency::KeyRow> key;
   {
     auto conn = pool_.acquire();
@@ -148,21 +153,20 @@ Completer::Result Completer::complete(const Candidate& candidate) {
     // Someone (the API on a client's retry, another completer) took or finished it first.
     if (!key) return Result::skipped;
     // Locked before this check so that two completers never both count the attempt.
-    if (candidate.request_path != kRidesPath) idempotency::unlock_key(conn, *key);
+    if (!found) idempotency::unlock_key(conn, *key);
   }
-  if (candidate.request_path != kRidesPath) {
-    std::string error = short_error("no flow for request path " + candidate.request_path);
+  if (!found) {
+    std::string error = short_error("no flow for request " + candidate.request_method + " " + candidate.request_path);
     log::error("completer cannot drive key", {{"key_id", candidate.id}, {"error", error}});
     record_failure(candidate.id, error);
     return Result::failed;
   }
 
-  // The flow is chosen by the stored request path; a second endpoint adds its flow here.
-  rides::RideRun run{stripe_, candidate.stripe_customer_id};
-  auto flow = rides::make_ride_flow(run);
+  auto flow = found->flow->make_flow({stripe_, candidate.stripe_customer_id});
   auto outcome = runner_.run(flow, std::move(*key));
   if (outcome.kind == idempotency::Outcome::Kind::finished) {
-    log::debug("completer finished key", {{"key_id", candidate.id}, {"status", outcome.status}});
+    log::debug("completer finished key",
+               {{"key_id", candidate.id}, {"flow", found->flow->name}, {"code", outcome.result.code}});
     return Result::completed;
   }
   std::string error = short_error(describe(outcome));

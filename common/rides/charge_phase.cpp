@@ -54,12 +54,12 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
         auto rows = ctx.exec(tx, statements::kRecordChargeAndStageReceipt, key.id, outcome.charge_id, kRideAmountCents,
                              kRideCurrency, key.user_id);
         if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
-        return idempotency::Response{201, ride_created_body(ride_view_from(rows[0]))};
+        return idempotency::FinalResult{201, ride_created_body(ride_view_from(rows[0]))};
       });
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});
       return ctx.atomic([&](db::Transaction&) -> idempotency::PhaseResult {
-        return idempotency::Response{
+        return idempotency::FinalResult{
             402, http::error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
       });
     case payments::ChargeOutcome::Kind::unavailable:
@@ -69,7 +69,7 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
                                              {"http_status", outcome.http_status},
                                              {"timed_out", outcome.timed_out},
                                              {"error", outcome.message}});
-  throw idempotency::TransientFailure(503, "api_error",
+  throw idempotency::TransientFailure(idempotency::RetryReason::unavailable,
                                       "The payment provider is unavailable; retry with the same Idempotency-Key.",
                                       kProviderRetryAfterSeconds);
 }

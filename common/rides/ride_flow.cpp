@@ -1,15 +1,18 @@
 // Wires the ride phases into a flow table.
 #include "common/rides/ride_flow.hpp"
 
+#include <memory>
+
 namespace rr::rides {
 
-idempotency::Flow make_ride_flow(RideRun& run) {
+idempotency::Flow make_ride_flow(const flows::FlowEnvironment& environment) {
+  auto run = std::make_shared<RideRun>(environment);
   return {
       // Local (database work only): a new key and its ride commit together.
       {idempotency::kStarted,
-       idempotency::local_phase([&run](idempotency::PhaseContext& ctx) { return create_ride_phase(ctx, run); })},
-      {kRideCreated, [&run](idempotency::PhaseContext& ctx) { return charge_phase(ctx, run); }},
-      {kChargeCreated, [&run](idempotency::PhaseContext& ctx) { return send_receipt_phase(ctx, run); }},
+       idempotency::local_phase([run](idempotency::PhaseContext& ctx) { return create_ride_phase(ctx, *run); })},
+      {kRideCreated, [run](idempotency::PhaseContext& ctx) { return charge_phase(ctx, *run); }},
+      {kChargeCreated, [run](idempotency::PhaseContext& ctx) { return send_receipt_phase(ctx, *run); }},
   };
 }
 

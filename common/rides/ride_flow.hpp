@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "common/flows/flow_registry.hpp"
 #include "common/idempotency/phase.hpp"
 #include "common/payments/stripe_client.hpp"
 #include "common/rides/ride_response.hpp"
@@ -23,13 +24,11 @@ inline constexpr std::int64_t kRideAmountCents = 2000;
 inline constexpr const char* kRideCurrency = "usd";
 inline constexpr int kProviderRetryAfterSeconds = 2;
 
-// Per-run state of one ride request. The flow's phases capture it, so build one per run.
-struct RideRun {
-  const payments::StripeClient& stripe;
-  std::string stripe_customer_id;
-};
+// Per-run state of one ride request, shared by the flow's phases.
+using RideRun = flows::FlowEnvironment;
 
-idempotency::Flow make_ride_flow(RideRun& run);
+// Registered in common/flows/flow_registry.cpp for POST /rides.
+idempotency::Flow make_ride_flow(const flows::FlowEnvironment& environment);
 
 // The phases, one file each.
 idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideRun& run);

@@ -11,6 +11,14 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 void write_string(Writer& w, const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
+void write_nullable(Writer& w, const char* name, const std::optional<std::string>& value) {
+  w.Key(name);
+  if (value)
+    write_string(w, *value);
+  else
+    w.Null();
+}
+
 void write_ride(Writer& w, const RideView& ride) {
   w.StartObject();
   w.Key("id");
@@ -20,27 +28,33 @@ void write_ride(Writer& w, const RideView& ride) {
     w.Key(name);
     w.RawValue(value->data(), value->size(), rapidjson::kNumberType);
   }
-  w.Key("stripe_charge_id");
-  if (ride.stripe_charge_id)
-    write_string(w, *ride.stripe_charge_id);
-  else
-    w.Null();
+  write_nullable(w, "stripe_charge_id", ride.stripe_charge_id);
   w.Key("created_at");
   write_string(w, ride.created_at);
+  write_nullable(w, "cancelled_at", ride.cancelled_at);
+  write_nullable(w, "stripe_refund_id", ride.stripe_refund_id);
   w.EndObject();
 }
 
 }  // namespace
 
-RideView ride_view_from(const pqxx::row& row) {
+RideView ride_view_from(const pqxx::row& row) { return ride_view_from(row, 0); }
+
+RideView ride_view_from(const pqxx::row& row, pqxx::row::size_type first) {
+  auto nullable = [&](pqxx::row::size_type column) -> std::optional<std::string> {
+    if (row[first + column].is_null()) return std::nullopt;
+    return row[first + column].as<std::string>();
+  };
   RideView ride;
-  ride.id = row[0].as<std::int64_t>();
-  ride.origin_lat = row[1].as<std::string>();
-  ride.origin_lon = row[2].as<std::string>();
-  ride.target_lat = row[3].as<std::string>();
-  ride.target_lon = row[4].as<std::string>();
-  if (!row[5].is_null()) ride.stripe_charge_id = row[5].as<std::string>();
-  ride.created_at = row[6].as<std::string>();
+  ride.id = row[first].as<std::int64_t>();
+  ride.origin_lat = row[first + 1].as<std::string>();
+  ride.origin_lon = row[first + 2].as<std::string>();
+  ride.target_lat = row[first + 3].as<std::string>();
+  ride.target_lon = row[first + 4].as<std::string>();
+  ride.stripe_charge_id = nullable(5);
+  ride.created_at = row[first + 6].as<std::string>();
+  ride.cancelled_at = nullable(7);
+  ride.stripe_refund_id = nullable(8);
   return ride;
 }
 

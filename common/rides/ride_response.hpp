@@ -13,20 +13,25 @@ struct RideView {
   std::int64_t id = 0;
   std::string origin_lat, origin_lon, target_lat, target_lon;  // JSON number text
   std::optional<std::string> stripe_charge_id;
-  std::string created_at;  // RFC 3339, UTC
+  std::string created_at;                   // RFC 3339, UTC
+  std::optional<std::string> cancelled_at;  // RFC 3339, UTC; null until cancelled
+  std::optional<std::string> stripe_refund_id;
 };
 
 // The columns every ride query selects, in RideView's order. The functions of
-// sql/003_request_functions.sql that return a ride spell the same expressions (schema_test checks
+// sql/005_cancel_rides.sql that return a ride spell the same expressions (schema_test checks
 // that a ride reads the same both ways).
 #define RR_RIDE_VIEW_COLUMNS                                                           \
   "id, origin_lat::float8::text, origin_lon::float8::text, target_lat::float8::text, " \
   "target_lon::float8::text, stripe_charge_id, "                                       \
-  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+  "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "      \
+  "to_char(cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), stripe_refund_id"
 
 RideView ride_view_from(const pqxx::row& row);
 
 std::string ride_created_body(const RideView& ride);
+// The ride first in a row, from the first column on.
+RideView ride_view_from(const pqxx::row& row, pqxx::row::size_type first_column);
 std::string ride_body(const RideView& ride);
 std::string ride_list_body(const std::vector<RideView>& rides, std::optional<std::int64_t> next_cursor);
 

@@ -7,7 +7,9 @@
 
 namespace rr::rides::statements {
 
-// Each statement calls the PL/pgSQL function of its own name (sql/003_request_functions.sql).
+// Each statement calls the PL/pgSQL function of its own name (sql/003_request_functions.sql; the
+// _v2 functions, which return the ride with cancelled_at and stripe_refund_id, are in
+// sql/005_cancel_rides.sql).
 
 // The ride and its audit record in one round trip.
 //   $1 key id  $2 origin_lat  $3 origin_lon  $4 target_lat  $5 target_lon  $6 user id
@@ -19,11 +21,12 @@ inline constexpr db::Statement kInsertRideWithAudit{
 // as the response shows it (ride_view_from), saving a read. No row: no ride for the key.
 //   $1 key id  $2 charge id  $3 amount (cents)  $4 currency  $5 user id
 inline constexpr db::Statement kRecordChargeAndStageReceipt{
-    "rides_record_charge_and_stage_receipt", "SELECT * FROM rides_record_charge_and_stage_receipt($1, $2, $3, $4, $5)"};
+    "rides_record_charge_and_stage_receipt_v2",
+    "SELECT * FROM rides_record_charge_and_stage_receipt_v2($1, $2, $3, $4, $5)"};
 
 // For keys that stopped at charge_created: stages the receipt for the already charged ride.
 //   $1 key id  $2 amount (cents)  $3 currency  $4 user id
-inline constexpr db::Statement kStageReceiptForKey{"rides_stage_receipt_for_key",
-                                                   "SELECT * FROM rides_stage_receipt_for_key($1, $2, $3, $4)"};
+inline constexpr db::Statement kStageReceiptForKey{"rides_stage_receipt_for_key_v2",
+                                                   "SELECT * FROM rides_stage_receipt_for_key_v2($1, $2, $3, $4)"};
 
 }  // namespace rr::rides::statements

@@ -11,7 +11,7 @@ idempotency::PhaseResult send_receipt_phase(idempotency::PhaseContext& ctx, Ride
   return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
     auto rows = ctx.exec(tx, statements::kStageReceiptForKey, key.id, kRideAmountCents, kRideCurrency, key.user_id);
     if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
-    return idempotency::Response{201, ride_created_body(ride_view_from(rows[0]))};
+    return idempotency::FinalResult{201, ride_created_body(ride_view_from(rows[0]))};
   });
 }
 

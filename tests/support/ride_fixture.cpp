@@ -20,13 +20,16 @@ StripeMock::StripeMock(const EnvChanges& extra_env) : port_(free_port()) {
                         "stripe mock did not start: " << process_->output());
 }
 
-int StripeMock::charges() const {
+int StripeMock::stat(const char* name) const {
   auto response = http::send({"GET", base_url() + "/_mock/stats", {}, "", std::chrono::seconds(5)});
   rapidjson::Document doc;
   doc.Parse(response.body.c_str());
-  BOOST_REQUIRE(doc.IsObject() && doc.HasMember("charges"));
-  return doc["charges"].GetInt();
+  BOOST_REQUIRE(doc.IsObject() && doc.HasMember(name));
+  return doc[name].GetInt();
 }
+
+int StripeMock::charges() const { return stat("charges"); }
+int StripeMock::refunds() const { return stat("refunds"); }
 
 void StripeMock::configure(const std::string& json) const {
   auto response = http::send(
@@ -71,6 +74,13 @@ http::Response RideFixture::post_ride(const std::string& key, const std::string&
 
 std::optional<http::Response> RideFixture::post_ride_in_memory(const std::string& key, const std::string& body) {
   return app->handle_in_memory(ride_request(key, body, "application/x-www-form-urlencoded", std::nullopt));
+}
+
+http::Response RideFixture::cancel_ride(const std::string& ride_id, const std::string& key, const std::string& body,
+                                        std::optional<std::string> bearer) {
+  auto request = ride_request(key, body, "application/x-www-form-urlencoded", std::move(bearer));
+  request.target = request.path = "/rides/" + ride_id + "/cancel";
+  return app->handle(request);
 }
 
 http::Request RideFixture::ride_request(const std::string& key, const std::string& body,

@@ -20,10 +20,13 @@ class StripeMock {
   std::uint16_t port() const { return port_; }
   // GET /_mock/stats "charges": distinct charges made.
   int charges() const;
+  // GET /_mock/stats "refunds": distinct refunds made.
+  int refunds() const;
   // POST /_mock/config with a JSON object, e.g. {"failure_rate":1}.
   void configure(const std::string& json) const;
 
  private:
+  int stat(const char* name) const;
   std::uint16_t port_;
   std::unique_ptr<ChildProcess> process_;
 };
@@ -43,6 +46,9 @@ struct RideFixture {
   http::Response post_ride(const std::string& key, const std::string& body = kDefaultForm,
                            const std::string& content_type = "application/x-www-form-urlencoded",
                            std::optional<std::string> bearer = std::nullopt);
+  // POST /rides/{ride_id}/cancel through App::handle, with a form body.
+  http::Response cancel_ride(const std::string& ride_id, const std::string& key, const std::string& body = "",
+                             std::optional<std::string> bearer = std::nullopt);
   // What the server's I/O thread would answer without a worker (App::handle_in_memory).
   std::optional<http::Response> post_ride_in_memory(const std::string& key, const std::string& body = kDefaultForm);
   http::Request ride_request(const std::string& key, const std::string& body, const std::string& content_type,

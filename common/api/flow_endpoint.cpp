@@ -1,0 +1,122 @@
+// Key acquisition around the runner for every registered flow, and the replay paths.
+#include "common/api/flow_endpoint.hpp"
+
+#include <thread>
+
+#include "common/api/outcome_answers.hpp"
+#include "common/api/request_parsing.hpp"
+#include "common/auth/tokens.hpp"
+#include "common/base/log.hpp"
+#include "common/base/random.hpp"
+#include "common/idempotency/key_acquisition.hpp"
+
+namespace rr::api {
+namespace {
+
+// Every answer about a key names it (already validated printable ASCII), so a client with many
+// requests in flight can tell which one an answer belongs to.
+template <typename Answer>
+auto answer_about_key(const std::string& key, Answer answer) {
+  decltype(answer()) response;
+  try {
+    response = answer();
+  } catch (const ApiError& e) {
+    response = error_response(e);
+  }
+  if (response) response->with_header("Idempotency-Key", key);
+  return response;
+}
+
+}  // namespace
+
+FlowRequest::FlowRequest(const http::Request& request, const flows::FoundFlow& found)
+    : flow(found.flow),
+      token(parse_bearer_token(request)),
+      key(parse_idempotency_key(request)),
+      path(request.path),
+      params_json(found.flow->read_params(request, found.arguments)),
+      fingerprint(idempotency::FinishedResponses::fingerprint(found.flow->method, request.path, params_json)),
+      remote_address(request.remote_address) {}
+
+std::optional<http::Response> FlowEndpoint::replay_from_memory(std::int64_t user_id, const FlowRequest& request) {
+  auto finished = deps_.finished.find(user_id, request.key);
+  if (!finished) return std::nullopt;
+  if (finished->request_fingerprint != request.fingerprint) throw key_mismatch();
+  return stored_answer(finished->status, std::move(finished->body), true);
+}
+
+std::optional<http::Response> FlowEndpoint::answer_in_memory(const http::Request& request,
+                                                             const flows::FoundFlow& found) {
+  std::optional<FlowRequest> flow_request;
+  try {
+    flow_request.emplace(request, found);
+  } catch (const ApiError& e) {
+    return error_response(e);  // validation needs no I/O either
+  }
+  return answer_about_key(flow_request->key, [&]() -> std::optional<http::Response> {
+    auto user = auth::cached_user(deps_.tokens, flow_request->token);
+    if (!user) return std::nullopt;
+    return replay_from_memory(user->id, *flow_request);
+  });
+}
+
+http::Response FlowEndpoint::handle(const http::Request& request, const flows::FoundFlow& found) {
+  FlowRequest flow_request(request, found);
+  return *answer_about_key(flow_request.key, [&]() -> std::optional<http::Response> { return run(flow_request); });
+}
+
+http::Response FlowEndpoint::run(const FlowRequest& request) {
+  // A replay of a key this process saw finish needs neither a connection nor a round trip.
+  std::optional<auth::User> user = auth::cached_user(deps_.tokens, request.token);
+  if (user) {
+    if (auto answer = replay_from_memory(user->id, request)) return std::move(*answer);
+  }
+
+  idempotency::KeyRequest key_request;
+  key_request.idempotency_key = request.key;
+  key_request.method = std::string(request.flow->method);
+  key_request.path = request.path;
+  key_request.params_json = request.params_json;
+  key_request.origin_ip = request.remote_address;
+
+  idempotency::Outcome outcome;
+  for (int attempt = 0;; ++attempt) {
+    idempotency::AcquireResult acquired;
+    {
+      // One connection checkout for authentication and the key. A new key's transaction stays
+      // open (with the connection) for the first phase; otherwise the connection goes back here.
+      auto conn = deps_.pool.acquire();
+      if (!user) user = auth::authenticate_cached(deps_.tokens, conn, request.token);
+      if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
+      key_request.user_id = user->id;
+      acquired = idempotency::begin_key(std::move(conn), key_request, deps_.lock_timeout);
+    }
+
+    if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
+      deps_.finished.remember(user->id, request.key, {request.fingerprint, replay->status, replay->body});
+      return stored_answer(replay->status, std::move(replay->body), true);
+    }
+    if (std::holds_alternative<idempotency::InFlight>(acquired)) throw key_in_flight();
+    if (std::holds_alternative<idempotency::Mismatch>(acquired)) throw key_mismatch();
+
+    auto& locked = std::get<idempotency::Acquired>(acquired);
+    log::debug("idempotency key locked", {{"key", auth::log_tag(request.key)},
+                                          {"key_id", locked.key.id},
+                                          {"flow", request.flow->name},
+                                          {"recovery_point", locked.key.recovery_point},
+                                          {"created", locked.created}});
+    auto flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id});
+    outcome = deps_.runner.run(flow, std::move(locked.key), std::move(locked.section));
+    // A serialization failure in the section that created the key took the key with it (the
+    // runner cannot retry a section it cannot re-create): nothing is stored, so start over here
+    // rather than hand the client a 409 for a conflict it did not cause.
+    if (outcome.kind != idempotency::Outcome::Kind::conflict || !locked.created || attempt >= 3) break;
+    std::this_thread::sleep_for(jitter(std::chrono::milliseconds(20) * (attempt + 1)));
+  }
+  if (outcome.kind == idempotency::Outcome::Kind::finished) {
+    deps_.finished.remember(user->id, request.key, {request.fingerprint, outcome.result.code, outcome.result.body});
+  }
+  return answer_for(std::move(outcome));
+}
+
+}  // namespace rr::api

@@ -1,0 +1,59 @@
+// Every endpoint that runs as a registered flow (POST /rides, POST /rides/{id}/cancel): validate
+// the request in the contract's order, take its key and let the phase runner drive the flow the
+// registry names. A replay of a key this process saw finish is answered from memory, on the I/O
+// thread. Knows no endpoint by name: the registry (common/flows/flow_registry.hpp) does.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "common/auth/token_cache.hpp"
+#include "common/db/connection_pool.hpp"
+#include "common/flows/flow_registry.hpp"
+#include "common/http/message.hpp"
+#include "common/idempotency/finished_responses.hpp"
+#include "common/idempotency/phase_runner.hpp"
+#include "common/payments/stripe_client.hpp"
+
+namespace rr::api {
+
+// A request for a registered flow, validated: 401 for the token's form, then 400 for the key,
+// then the flow's own parameter errors; none of them writes a row.
+struct FlowRequest {
+  FlowRequest(const http::Request& request, const flows::FoundFlow& found);
+  const flows::RegisteredFlow* flow;
+  std::string token;
+  std::string key;
+  std::string path;
+  std::string params_json;  // canonical: equal values give equal text
+  std::string fingerprint;
+  std::string remote_address;
+};
+
+class FlowEndpoint {
+ public:
+  struct Dependencies {
+    db::ConnectionPool& pool;
+    auth::TokenCache& tokens;
+    idempotency::FinishedResponses& finished;
+    idempotency::PhaseRunner& runner;
+    const payments::StripeClient& stripe;
+    std::chrono::milliseconds lock_timeout;
+  };
+  explicit FlowEndpoint(Dependencies dependencies) : deps_(dependencies) {}
+
+  // A validation error or a replay from memory, named with the request's key; nothing when the
+  // request needs the database. Never blocks.
+  std::optional<http::Response> answer_in_memory(const http::Request& request, const flows::FoundFlow& found);
+  // The whole request; throws ApiError (named with the key) for what the client must be told.
+  http::Response handle(const http::Request& request, const flows::FoundFlow& found);
+
+ private:
+  std::optional<http::Response> replay_from_memory(std::int64_t user_id, const FlowRequest& request);
+  http::Response run(const FlowRequest& request);
+
+  Dependencies deps_;
+};
+
+}  // namespace rr::api

@@ -1,0 +1,64 @@
+// Outcomes, key states and API errors as HTTP answers.
+#include "common/api/outcome_answers.hpp"
+
+#include "common/http/error_body.hpp"
+
+namespace rr::api {
+
+http::Response error_response(int status, const std::string& type, const std::string& message,
+                              int retry_after_seconds) {
+  http::Response response;
+  response.status = status;
+  response.body = http::error_body(type, message);
+  if (retry_after_seconds > 0) response.with_header("Retry-After", std::to_string(retry_after_seconds));
+  if (status == 401) response.with_header("WWW-Authenticate", "Bearer");
+  return response;
+}
+
+http::Response error_response(const ApiError& error) {
+  return error_response(error.status, error.type, error.what(), error.retry_after_seconds);
+}
+
+http::Response stored_answer(int status, std::string body, bool replayed) {
+  http::Response response{status, "application/json", {}, std::move(body)};
+  if (replayed) response.with_header("Idempotent-Replayed", "true");
+  return response;
+}
+
+ApiError error_for(const idempotency::Outcome& outcome) {
+  using Kind = idempotency::Outcome::Kind;
+  switch (outcome.kind) {
+    case Kind::transient:
+      if (outcome.retry_reason == idempotency::RetryReason::not_ready) {
+        return ApiError(409, "invalid_request_error", outcome.message, std::max(outcome.retry_after_seconds, 1));
+      }
+      return ApiError(503, "api_error", outcome.message, std::max(outcome.retry_after_seconds, 1));
+    case Kind::lock_lost:
+      return ApiError(409, "idempotency_error", "This request was taken over by a retry; retry later.", 1);
+    case Kind::conflict:
+      return ApiError(409, "idempotency_error", outcome.message, std::max(outcome.retry_after_seconds, 1));
+    case Kind::finished:  // not an error: answer_for stores it as it is
+    case Kind::failed:
+      break;
+  }
+  return ApiError(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
+}
+
+http::Response answer_for(idempotency::Outcome outcome) {
+  if (outcome.kind == idempotency::Outcome::Kind::finished) {
+    return stored_answer(outcome.result.code, std::move(outcome.result.body), false);
+  }
+  throw error_for(outcome);
+}
+
+ApiError key_in_flight() {
+  return ApiError(409, "idempotency_error", "A request with this Idempotency-Key is still in progress; retry later.",
+                  1);
+}
+
+ApiError key_mismatch() {
+  return ApiError(422, "idempotency_error",
+                  "This Idempotency-Key was used with a different method, path or parameters.");
+}
+
+}  // namespace rr::api

@@ -1,0 +1,32 @@
+// The one place where what happened to a request becomes an HTTP answer: a runner outcome, a key
+// that could not be taken, or an ApiError thrown anywhere in request handling turns into a status,
+// an error type, Retry-After and a JSON body here and nowhere else.
+#pragma once
+
+#include <string>
+
+#include "common/api/api_error.hpp"
+#include "common/http/message.hpp"
+#include "common/idempotency/phase_runner.hpp"
+
+namespace rr::api {
+
+// The JSON error answer ({"error":{"type":..,"message":..}}), with Retry-After when positive and
+// WWW-Authenticate on a 401.
+http::Response error_response(int status, const std::string& type, const std::string& message,
+                              int retry_after_seconds = 0);
+http::Response error_response(const ApiError& error);
+
+// A stored final result, fresh or replayed (Idempotent-Replayed: true), byte for byte.
+http::Response stored_answer(int status, std::string body, bool replayed);
+
+// What the runner's outcome means for the client. A finished outcome is the stored answer; every
+// other kind is an ApiError (thrown by the caller, so the key is named on it like on any error).
+http::Response answer_for(idempotency::Outcome outcome);
+ApiError error_for(const idempotency::Outcome& outcome);
+
+// The key is held by a request still in progress (409), or was used for another request (422).
+ApiError key_in_flight();
+ApiError key_mismatch();
+
+}  // namespace rr::api

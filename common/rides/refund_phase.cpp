@@ -1,0 +1,99 @@
+// Phase refund_pending -> finished: refund the ride's own charge with the ride's refund key (no
+// transaction open meanwhile), then mark the ride cancelled, stage the cancellation receipt and
+// store the 200 in one transaction. Every attempt, by any request or completer, sends the same
+// provider key, so the provider refunds the ride once.
+#include <chrono>
+#include <stdexcept>
+
+#include "common/base/log.hpp"
+#include "common/metrics/registry.hpp"
+#include "common/rides/cancel_flow.hpp"
+#include "common/rides/cancel_params.hpp"
+#include "common/rides/cancel_statements.hpp"
+#include "common/rides/ride_flow.hpp"
+#include "common/rides/ride_response.hpp"
+
+namespace rr::rides {
+namespace {
+
+const char* outcome_label(const payments::RefundOutcome& outcome) {
+  switch (outcome.kind) {
+    case payments::RefundOutcome::Kind::refunded:
+      return "refunded";
+    case payments::RefundOutcome::Kind::refused:
+      return "refused";
+    case payments::RefundOutcome::Kind::unavailable:
+      return outcome.timed_out ? "timeout" : "unavailable";
+  }
+  return "unavailable";
+}
+
+struct RefundTarget {
+  std::string charge_id;
+  std::string idempotency_key;
+};
+
+}  // namespace
+
+idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flows::FlowEnvironment& run) {
+  const auto& key = ctx.key();
+  auto params = cancel_params_from_json(key.request_params);
+  if (!params) throw std::runtime_error("stored request_params of key " + std::to_string(key.id) + " are unreadable");
+
+  // Read under our fence: the charge and the refund key never change once set.
+  RefundTarget target;
+  ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
+    auto rows = ctx.exec(tx, statements::kRefundTarget, params->ride_id, key.user_id);
+    if (rows.empty()) throw std::runtime_error("ride " + std::to_string(params->ride_id) + " has no charge to refund");
+    target = {rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
+    return idempotency::NoOp{};
+  });
+
+  payments::RefundRequest refund;
+  refund.charge = target.charge_id;
+  refund.idempotency_key = target.idempotency_key;
+  refund.reason = "requested_by_customer";
+  auto started = std::chrono::steady_clock::now();
+  auto outcome = run.stripe.create_refund(refund);
+  auto& registry = metrics::default_registry();
+  registry
+      .counter("rocket_rides_provider_refund_calls_total", "Payment provider refund calls by outcome.",
+               {{"outcome", outcome_label(outcome)}})
+      .inc();
+  registry.histogram("rocket_rides_provider_refund_call_duration_seconds", "Payment provider refund call duration.")
+      .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+
+  std::optional<std::string> refund_id;
+  switch (outcome.kind) {
+    case payments::RefundOutcome::Kind::refunded:
+      refund_id = outcome.refund_id;
+      break;
+    case payments::RefundOutcome::Kind::refused:
+      if (outcome.error_code == "charge_already_refunded") {
+        // Refunded under another provider key (by hand, or after the provider forgot ours): the
+        // money is back, so the ride is cancelled, with no refund id of ours to show.
+        log::warn("charge already refunded at the provider", {{"key_id", key.id}, {"ride_id", params->ride_id}});
+        break;
+      }
+      // resource_missing and the like: our record and the provider disagree, a human must look.
+      throw std::runtime_error("the provider refused to refund charge " + target.charge_id + " (" +
+                               outcome.error_code + "): " + outcome.message);
+    case payments::RefundOutcome::Kind::unavailable:
+      log::warn("payment provider unavailable for a refund", {{"key_id", key.id},
+                                                              {"http_status", outcome.http_status},
+                                                              {"timed_out", outcome.timed_out},
+                                                              {"error", outcome.message}});
+      throw idempotency::TransientFailure(idempotency::RetryReason::unavailable,
+                                          "The payment provider is unavailable; retry with the same Idempotency-Key.",
+                                          kProviderRetryAfterSeconds);
+  }
+  return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
+    std::string ip = key.origin_ip.empty() ? "0.0.0.0" : key.origin_ip;
+    auto rows = ctx.exec(tx, statements::kRecordRefund, params->ride_id, key.user_id, refund_id, params->reason,
+                         kRideAmountCents, kRideCurrency, key.request_params, ip);
+    if (rows.empty()) throw std::runtime_error("ride " + std::to_string(params->ride_id) + " vanished");
+    return idempotency::FinalResult{200, ride_body(ride_view_from(rows[0]))};
+  });
+}
+
+}  // namespace rr::rides
