@@ -6,7 +6,7 @@
 #include "common/api/request_parsing.hpp"
 #include "common/api/strict_json.hpp"
 #include "common/base/utf8.hpp"
-#include "common/http/client.hpp"
+#include "common/http/form.hpp"
 #include "common/rides/cancel_params.hpp"
 
 namespace rr::api {
