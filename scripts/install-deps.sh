@@ -6,7 +6,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libboost1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
   libpqxx-dev libpq-dev libhiredis-dev rapidjson-dev libssl-dev libsystemd-dev
-  postgresql-15 redis-server pgbouncer haproxy ruby-foreman curl ca-certificates wrk
+  postgresql-15 redis-server redis-sentinel pgbouncer haproxy ruby-foreman curl ca-certificates wrk
   systemd procps iproute2 python3
   # Tests only: Debian's Sidekiq 6.4 works the enqueuer's jobs (tests/sidekiq_compat_test.cpp);
   # promtool checks deploy/prometheus-alerts.yml. The prometheus package also ships the server,

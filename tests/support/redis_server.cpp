@@ -30,6 +30,13 @@ void RedisServer::stop() {
   process_.reset();
 }
 
+void RedisServer::kill() {
+  if (!process_) return;
+  process_->signal(SIGKILL);
+  process_->wait(std::chrono::seconds(10));
+  process_.reset();
+}
+
 std::string RedisServer::cli(const std::vector<std::string>& args) const {
   std::vector<std::string> argv = {"/usr/bin/redis-cli", "-p", std::to_string(port_)};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -21,6 +21,8 @@ class RedisServer {
   // Starts again on the same port (an empty Redis: nothing is saved).
   void start();
   void stop();
+  // kill -9: no shutdown, nothing flushed to replicas that had not copied it yet.
+  void kill();
   std::uint16_t port() const { return port_; }
   pid_t pid() const { return process_ ? process_->pid() : -1; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
