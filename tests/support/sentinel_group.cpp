@@ -22,9 +22,12 @@ std::map<std::string, std::string> field_pairs(const std::string& cli_output) {
 }
 
 SentinelGroup::SentinelGroup(std::string master_name) : master_name_(std::move(master_name)) {
-  master_ = std::make_unique<RedisServer>();
-  replica_ = std::make_unique<RedisServer>(
-      std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(master_->port())});
+  // No 5 s wait for more replicas before a diskless sync: a (re)joining replica syncs at once.
+  const std::vector<std::string> quick_sync{"--repl-diskless-sync-delay", "0"};
+  master_ = std::make_unique<RedisServer>(quick_sync);
+  auto replica_args = quick_sync;
+  replica_args.insert(replica_args.end(), {"--replicaof", "127.0.0.1", std::to_string(master_->port())});
+  replica_ = std::make_unique<RedisServer>(replica_args);
   for (int i = 0; i < 3; ++i) {
     sentinels_.push_back(std::make_unique<SentinelServer>(master_name_, master_->port(), 2));
   }
