@@ -21,16 +21,31 @@ std::map<std::string, std::string> field_pairs(const std::string& cli_output) {
   return fields;
 }
 
-SentinelGroup::SentinelGroup(std::string master_name) : master_name_(std::move(master_name)) {
+SentinelGroup::SentinelGroup(std::size_t replicas, std::string master_name) : master_name_(std::move(master_name)) {
   // No 5 s wait for more replicas before a diskless sync: a (re)joining replica syncs at once.
   const std::vector<std::string> quick_sync{"--repl-diskless-sync-delay", "0"};
   master_ = std::make_unique<RedisServer>(quick_sync);
   auto replica_args = quick_sync;
   replica_args.insert(replica_args.end(), {"--replicaof", "127.0.0.1", std::to_string(master_->port())});
-  replica_ = std::make_unique<RedisServer>(replica_args);
+  for (std::size_t i = 0; i < replicas; ++i) replicas_.push_back(std::make_unique<RedisServer>(replica_args));
   for (int i = 0; i < 3; ++i) {
     sentinels_.push_back(std::make_unique<SentinelServer>(master_name_, master_->port(), 2));
   }
+}
+
+RedisServer& SentinelGroup::server_on(std::uint16_t port) {
+  if (master_->port() == port) return *master_;
+  for (auto& replica : replicas_) {
+    if (replica->port() == port) return *replica;
+  }
+  throw std::runtime_error("no server of the group on port " + std::to_string(port));
+}
+
+std::uint16_t SentinelGroup::named_master_port() {
+  for (auto& sentinel : sentinels_) {
+    if (sentinel->running()) return sentinel->master_port();
+  }
+  return 0;
 }
 
 std::string SentinelGroup::sentinel_list() const {

@@ -1,5 +1,5 @@
 // The production shape of Redis on loopback: a master, a replica and three sentinels (quorum 2),
-// all real processes, with failover timings of a second or two. Stopped on destruction.
+// all real processes, with failover timings of a second or two (more replicas on request). Stopped on destruction.
 #pragma once
 
 #include <chrono>
@@ -16,11 +16,17 @@ namespace rr::test {
 
 class SentinelGroup {
  public:
-  explicit SentinelGroup(std::string master_name = "rr-master");
+  // REDIS_MIN_REPLICAS=n needs n+1 replicas to keep accepting pushes after a failover.
+  explicit SentinelGroup(std::size_t replicas = 1, std::string master_name = "rr-master");
 
   const std::string& master_name() const { return master_name_; }
   RedisServer& first_master() { return *master_; }
-  RedisServer& first_replica() { return *replica_; }
+  RedisServer& first_replica() { return *replicas_.front(); }
+  RedisServer& replica(std::size_t index) { return *replicas_.at(index); }
+  // The master or replica listening on `port`.
+  RedisServer& server_on(std::uint16_t port);
+  // The master port the first running sentinel names (0 if none can say).
+  std::uint16_t named_master_port();
   SentinelServer& sentinel(std::size_t index) { return *sentinels_.at(index); }
   std::size_t sentinel_count() const { return sentinels_.size(); }
   // REDIS_SENTINELS for this group.
@@ -36,7 +42,7 @@ class SentinelGroup {
  private:
   std::string master_name_;
   std::unique_ptr<RedisServer> master_;
-  std::unique_ptr<RedisServer> replica_;
+  std::vector<std::unique_ptr<RedisServer>> replicas_;
   std::vector<std::unique_ptr<SentinelServer>> sentinels_;
 };
 
