@@ -100,7 +100,10 @@ std::set<std::string> distinct(const std::multiset<std::string>& jids) { return 
 bool wait_for_replicas(const RedisServer& master, long long count) {
   rr::redis::Connection connection(rr::redis::parse_redis_url(master.url()));
   for (int i = 0; i < 100; ++i) {
-    if (connection.command({"WAIT", std::to_string(count), "100"}).as_integer() >= count) return true;
+    // WAIT counts replicas up to this client's last write; a client that wrote nothing gets
+    // every online replica, ready or not.
+    auto replies = connection.pipeline({{"INCR", "rr-test:replica-probe"}, {"WAIT", std::to_string(count), "100"}});
+    if (replies.at(1).as_integer() >= count) return true;
   }
   return false;
 }
