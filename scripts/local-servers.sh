@@ -78,9 +78,12 @@ wait_for_redis() {
 # other two sentinels and the replica with its link up, so a failover can happen at once.
 start_sentinels() {
   local replica_port=$1 sentinel_ports=$2 port n=0
+  # A directory of its own: a replica writes each full sync's RDB there, which the master must not
+  # load as its own dump on a restart.
+  mkdir -p "$dir/replica"
   redis-server --port "$replica_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
     --repl-diskless-sync-delay 0 --replicaof 127.0.0.1 "$REDIS_PORT" \
-    --pidfile "$dir/redis-replica.pid" --logfile "$dir/redis-replica.log" --dir "$dir" >/dev/null
+    --pidfile "$dir/redis-replica.pid" --logfile "$dir/redis-replica.log" --dir "$dir/replica" >/dev/null
   wait_for_redis "$replica_port"
   for port in $sentinel_ports; do
     n=$((n + 1))
