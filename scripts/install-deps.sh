@@ -6,12 +6,15 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libboost1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
   libpqxx-dev libpq-dev libhiredis-dev rapidjson-dev libssl-dev libsystemd-dev
-  postgresql-15 redis-server redis-sentinel pgbouncer haproxy ruby-foreman curl ca-certificates wrk
+  postgresql-15 redis-server pgbouncer haproxy ruby-foreman curl ca-certificates wrk
   systemd procps iproute2 python3
   # Tests only: Debian's Sidekiq 6.4 works the enqueuer's jobs (tests/sidekiq_compat_test.cpp);
   # promtool checks deploy/prometheus-alerts.yml. The prometheus package also ships the server,
   # which its unit starts on :9090 where systemd runs; stop or mask it if that is unwanted.
   ruby-sidekiq prometheus
+  # Sentinel tests, the sentinel-short fault profile and scripts/local-servers.sh --sentinel.
+  # Its unit starts a sentinel on :26379 where systemd runs; stop or mask it if that is unwanted.
+  redis-sentinel
 )
 
 missing=()
