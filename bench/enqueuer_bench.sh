@@ -5,7 +5,12 @@
 #   bench/enqueuer_bench.sh [BUILD_DIR]        default build/ (use a Release build)
 #   ROWS=100000 BATCHES="100 1000" SAMPLES=200 bench/enqueuer_bench.sh build-rel
 #
-# Starts its own PostgreSQL and Redis with durable commits (no --fast) and stops them on exit.
+# Starts its own PostgreSQL and Redis with durable commits (no --fast), Redis with a replica and
+# three sentinels (scripts/local-servers.sh --sentinel), and stops them on exit.
+#
+# The acknowledged-push row drains ROWS with the default batch size twice, REDIS_MIN_REPLICAS=0
+# then 1, the replica attached both times (so only the WAIT differs), and prints the 1/0 throughput
+# ratio against the target of 0.7.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build}
@@ -24,7 +29,9 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-eval "$(scripts/local-servers.sh start "$dir")"
+eval "$(scripts/local-servers.sh start "$dir" --sentinel)"
+# The direct rows and the wake-up below talk to the master through REDIS_URL, as before.
+unset REDIS_SENTINELS REDIS_SENTINEL_MASTER
 export ENQUEUER_QUEUE=$QUEUE
 export SIDEKIQ_TIMESTAMPS=seconds  # the latency below reads float seconds
 
@@ -82,6 +89,24 @@ for batch in $BATCHES; do
     printf "drain batch=%-5d enqueuer %.2fs (%.0f jobs/s)  pure SQL %.2fs (%.0f rows/s)  enqueuer/SQL time ratio %.2f\n",
       batch, e / 1e9, rows / (e / 1e9), s / 1e9, rows / (s / 1e9), e / s }'
 done
+
+# The cost of a replica-acknowledged push: WAIT 1 after each batch's LPUSH, in the same round trip.
+declare -A replicated_rate
+for min_replicas in 0 1; do
+  redis DEL "queue:$QUEUE" >/dev/null
+  stage_rows
+  t0=$(now_ns)
+  REDIS_MIN_REPLICAS=$min_replicas "$BIN" --once >"$dir/once-replicas.log"
+  t1=$(now_ns)
+  pushed=$(redis LLEN "queue:$QUEUE")
+  [ "$pushed" = "$ROWS" ] || { echo "drain with REDIS_MIN_REPLICAS=$min_replicas incomplete: $pushed" >&2; exit 1; }
+  replicated_rate[$min_replicas]=$(awk -v rows="$ROWS" -v e="$((t1 - t0))" 'BEGIN { printf "%.0f", rows / (e / 1e9) }')
+  echo "drain batch=1000  REDIS_MIN_REPLICAS=$min_replicas  ${replicated_rate[$min_replicas]} jobs/s (one replica attached)"
+done
+awk -v a="${replicated_rate[1]}" -v b="${replicated_rate[0]}" 'BEGIN {
+  r = a / b
+  printf "%s  acknowledged push: REDIS_MIN_REPLICAS=1 %.0f jobs/s = %.2f x REDIS_MIN_REPLICAS=0 %.0f jobs/s (target >= 0.7)\n",
+    (r >= 0.7 ? "PASS" : "FAIL"), a, r, b }'
 
 # Wake-up latency: the daemon idles with a 60 s fallback poll, so only NOTIFY can deliver quickly.
 # Latency per job = enqueued_at (set by the enqueuer) - created_at (the staging transaction's

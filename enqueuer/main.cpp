@@ -30,7 +30,9 @@ int main(int argc, char** argv) {
          {"batch_size", config.loop.batch_size},
          {"wake_up", enqueuer.has_wake_up() ? "listen" : "poll"},
          {"sidekiq_timestamps", config.timestamps == rr::jobs::SidekiqTimestamps::seconds ? "seconds" : "milliseconds"},
-         {"idle_sleep", config.loop.idle_sleep}});
+         {"idle_sleep", config.loop.idle_sleep},
+         {"redis", config.redis.describe()},
+         {"redis_min_replicas", config.replicas.required}});
     rr::daemon::run_loop(options, [&] { return rr::daemon::PassOutcome{enqueuer.run_once().enqueued > 0}; });
     return rr::cli::kExitOk;
   });

@@ -12,6 +12,9 @@ PACKAGES=(
   # promtool checks deploy/prometheus-alerts.yml. The prometheus package also ships the server,
   # which its unit starts on :9090 where systemd runs; stop or mask it if that is unwanted.
   ruby-sidekiq prometheus
+  # Sentinel tests, the sentinel-short fault profile and scripts/local-servers.sh --sentinel.
+  # Its unit starts a sentinel on :26379 where systemd runs; stop or mask it if that is unwanted.
+  redis-sentinel
 )
 
 missing=()

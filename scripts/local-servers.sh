@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Throwaway PostgreSQL and Redis on loopback, in a directory of their own.
 #
-#   scripts/local-servers.sh start DIR [--fast]   start both; prints export lines for
+#   scripts/local-servers.sh start DIR [--fast] [--sentinel]
+#                                                 start both; prints export lines for
 #                                                 DATABASE_URL and REDIS_URL on stdout
-#   scripts/local-servers.sh stop DIR             stop both (safe to call twice)
+#   scripts/local-servers.sh stop DIR             stop everything it started (safe to call twice)
 #   scripts/local-servers.sh env DIR              print the export lines again
 #
 # --fast turns fsync off (for correctness tests only; benchmarks keep durable commits).
+# --sentinel adds a Redis replica and three sentinels (quorum 2) watching the master as
+#   "rocket-rides", and prints REDIS_SENTINELS, REDIS_SENTINEL_MASTER, REDIS_MASTER_PORT and
+#   REDIS_REPLICA_PORT too. Failover timings are low, for tests and demos:
+#   SENTINEL_DOWN_AFTER_MS (default 1000) and SENTINEL_FAILOVER_TIMEOUT_MS (default 3000).
+#   Logs: DIR/redis-replica.log, DIR/sentinel-N/sentinel.log.
 # PG_EXTRA_OPTS (optional) adds postgres options on start, after the defaults, e.g.
 #   PG_EXTRA_OPTS="-c shared_preload_libraries=pg_stat_statements"   (values without spaces)
 # PostgreSQL refuses to run as root, so as root it runs as the postgres user.
@@ -49,10 +55,79 @@ print_env() {
   echo "export DATABASE_URL=postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides"
   echo "export REDIS_URL=redis://127.0.0.1:${REDIS_PORT}/0"
   echo "export LOCAL_SERVERS_DIR=$dir"
+  if [ -n "${SENTINEL_PORTS:-}" ]; then
+    local list="" port
+    for port in $SENTINEL_PORTS; do list="${list:+$list,}127.0.0.1:$port"; done
+    echo "export REDIS_SENTINELS=$list"
+    echo "export REDIS_SENTINEL_MASTER=rocket-rides"
+    echo "export REDIS_MASTER_PORT=$REDIS_PORT"
+    echo "export REDIS_REPLICA_PORT=$REPLICA_PORT"
+  fi
+}
+
+wait_for_redis() {
+  for _ in $(seq 1 100); do
+    if redis-cli -p "$1" ping >/dev/null 2>&1; then return 0; fi
+    sleep 0.05
+  done
+  echo "Redis on port $1 did not start" >&2
+  return 1
+}
+
+# A replica of the master and three sentinels; returns once every sentinel sees the master, the
+# other two sentinels and the replica with its link up, so a failover can happen at once.
+start_sentinels() {
+  local replica_port=$1 sentinel_ports=$2 port n=0
+  # A directory of its own: a replica writes each full sync's RDB there, which the master must not
+  # load as its own dump on a restart.
+  mkdir -p "$dir/replica"
+  redis-server --port "$replica_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+    --repl-diskless-sync-delay 0 --replicaof 127.0.0.1 "$REDIS_PORT" \
+    --pidfile "$dir/redis-replica.pid" --logfile "$dir/redis-replica.log" --dir "$dir/replica" >/dev/null
+  wait_for_redis "$replica_port"
+  for port in $sentinel_ports; do
+    n=$((n + 1))
+    mkdir -p "$dir/sentinel-$n"
+    # Sentinel rewrites its file with what it learns (replicas, other sentinels, failovers).
+    cat >"$dir/sentinel-$n/sentinel.conf" <<CONF
+port $port
+bind 127.0.0.1
+daemonize yes
+dir $dir/sentinel-$n
+pidfile $dir/sentinel-$n/sentinel.pid
+logfile $dir/sentinel-$n/sentinel.log
+sentinel monitor rocket-rides 127.0.0.1 $REDIS_PORT 2
+sentinel down-after-milliseconds rocket-rides ${SENTINEL_DOWN_AFTER_MS:-1000}
+sentinel failover-timeout rocket-rides ${SENTINEL_FAILOVER_TIMEOUT_MS:-3000}
+sentinel parallel-syncs rocket-rides 1
+CONF
+    redis-sentinel "$dir/sentinel-$n/sentinel.conf" >/dev/null
+  done
+  for _ in $(seq 1 300); do
+    local settled=1
+    for port in $sentinel_ports; do
+      local view
+      view=$(redis-cli -p "$port" SENTINEL master rocket-rides 2>/dev/null | paste -sd' ')
+      case " $view " in *" num-other-sentinels 2 "*) ;; *) settled=0 ;; esac
+      case " $view " in *" num-slaves 1 "*) ;; *) settled=0 ;; esac
+      redis-cli -p "$port" SENTINEL replicas rocket-rides 2>/dev/null | grep -qx ok || settled=0
+    done
+    if [ "$settled" = 1 ]; then return 0; fi
+    sleep 0.1
+  done
+  echo "the sentinels did not settle within 30 s (see $dir/sentinel-*/sentinel.log)" >&2
+  return 1
 }
 
 start() {
-  local fast=${1:-}
+  local fast="" sentinel="" arg
+  for arg in "$@"; do
+    case "$arg" in
+      --fast) fast=--fast ;;
+      --sentinel) sentinel=yes ;;
+      *) echo "unknown option $arg" >&2; exit 2 ;;
+    esac
+  done
   if [ -z "$pgbin" ]; then echo "PostgreSQL server binaries not found (install postgresql-15)" >&2; exit 1; fi
   if [ -f "$dir/ports" ] && [ -f "$dir/pg/postmaster.pid" ]; then
     echo "servers already running in $dir" >&2
@@ -64,6 +139,20 @@ start() {
   redis_port=$(pick_port)
   while [ "$redis_port" = "$pg_port" ]; do redis_port=$(pick_port); done
   printf 'PG_PORT=%s\nREDIS_PORT=%s\n' "$pg_port" "$redis_port" >"$dir/ports"
+  local replica_port="" sentinel_ports="" port
+  if [ -n "$sentinel" ]; then
+    # Distinct from each other and from the two above.
+    local taken=" $pg_port $redis_port "
+    while [ "$(echo "$sentinel_ports" | wc -w)" -lt 4 ]; do
+      port=$(pick_port)
+      case "$taken" in *" $port "*) continue ;; esac
+      taken="$taken$port "
+      sentinel_ports="$sentinel_ports $port"
+    done
+    replica_port=$(echo "$sentinel_ports" | awk '{print $1}')
+    sentinel_ports=$(echo "$sentinel_ports" | awk '{print $2, $3, $4}')
+    printf 'REPLICA_PORT=%s\nSENTINEL_PORTS="%s"\n' "$replica_port" "$sentinel_ports" >>"$dir/ports"
+  fi
 
   if [ ! -f "$dir/pg/PG_VERSION" ]; then
     mkdir -p "$dir/pg"
@@ -87,11 +176,9 @@ start() {
   fi
 
   redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
-    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null
-  for _ in $(seq 1 100); do
-    if redis-cli -p "$redis_port" ping >/dev/null 2>&1; then break; fi
-    sleep 0.05
-  done
+    --repl-diskless-sync-delay 0 --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null
+  wait_for_redis "$redis_port"
+  if [ -n "$sentinel" ]; then REDIS_PORT=$redis_port start_sentinels "$replica_port" "$sentinel_ports"; fi
   print_env
 }
 
@@ -99,9 +186,12 @@ stop() {
   if [ -f "$dir/pg/postmaster.pid" ] && [ -n "$pgbin" ]; then
     as_pg "$pgbin/pg_ctl" -w -D "$dir/pg" -m fast stop >/dev/null 2>&1 || true
   fi
-  if [ -f "$dir/redis.pid" ]; then
+  # Sentinels first, so none starts a failover while the servers stop.
+  local pidfile
+  for pidfile in "$dir"/sentinel-*/sentinel.pid "$dir/redis-replica.pid" "$dir/redis.pid"; do
+    [ -f "$pidfile" ] || continue
     local pid
-    pid=$(cat "$dir/redis.pid" 2>/dev/null || true)
+    pid=$(cat "$pidfile" 2>/dev/null || true)
     if [ -n "$pid" ]; then
       kill "$pid" 2>/dev/null || true
       for _ in $(seq 1 100); do
@@ -109,12 +199,12 @@ stop() {
         sleep 0.05
       done
     fi
-    rm -f "$dir/redis.pid"
-  fi
+    rm -f "$pidfile"
+  done
 }
 
 case "$cmd" in
-  start) start "${3:-}" ;;
+  start) shift 2; start "$@" ;;
   stop) stop ;;
   env) print_env ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;

@@ -385,7 +385,7 @@ BOOST_AUTO_TEST_CASE(a_batch_moves_at_most_batch_size_jobs_and_drain_moves_them_
 BOOST_AUTO_TEST_CASE(with_redis_down_nothing_is_lost_and_everything_is_pushed_exactly_once_when_it_returns) {
   RedisServer server;
   auto cfg = config();
-  cfg.redis = parse_redis_url(server.url());
+  cfg.redis.endpoint = parse_redis_url(server.url());
   Enqueuer enqueuer(cfg);
   stage(1);
   BOOST_TEST(enqueuer.run_once().enqueued == 1);  // a live connection, which the outage breaks

@@ -12,6 +12,7 @@
 #include "common/db/transaction.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
 #include "common/metrics/registry.hpp"
+#include "common/redis/server_role.hpp"
 
 namespace rr::jobs {
 
@@ -45,6 +46,14 @@ std::string id_array(const std::vector<StagedJob>& jobs) {
   return text;
 }
 
+metrics::Counter& unacknowledged_batches(const std::string& reason, const std::string& queue) {
+  return metrics::default_registry().counter(
+      "rocket_rides_enqueuer_unacknowledged_batches_total",
+      "Batches left staged because fewer Redis replicas than REDIS_MIN_REPLICAS acknowledged them "
+      "(wait_short) or were online to take them (replicas_missing).",
+      {{"queue", queue}, {"reason", reason}});
+}
+
 bool idle_connection_has_input(int socket) {
   if (socket < 0) return true;
   pollfd fd{socket, POLLIN, 0};
@@ -55,13 +64,16 @@ bool idle_connection_has_input(int socket) {
 
 Enqueuer::Enqueuer(EnqueuerConfig config)
     : config_(std::move(config)),
+      redis_connector_(config_.redis, config_.redis_options),
       jobs_metric_(metrics::default_registry().counter("rocket_rides_enqueuer_jobs_total",
                                                        "Jobs pushed to Redis and removed from staged_jobs.",
                                                        {{"queue", config_.queue}})),
       lag_metric_(metrics::default_registry().histogram(
           "rocket_rides_enqueuer_lag_seconds",
           "Seconds from a job's staging transaction (PostgreSQL's clock) to its push to Redis (ours).",
-          {{"queue", config_.queue}}, lag_buckets())) {
+          {{"queue", config_.queue}}, lag_buckets())),
+      wait_short_metric_(unacknowledged_batches("wait_short", config_.queue)),
+      replicas_missing_metric_(unacknowledged_batches("replicas_missing", config_.queue)) {
   if (!config_.listen_url.empty()) listener_.emplace(config_.listen_url);
 }
 
@@ -85,7 +97,7 @@ pqxx::connection& Enqueuer::database() {
 
 redis::Connection& Enqueuer::redis() {
   if (redis_ && redis_->broken()) redis_.reset();
-  if (!redis_) redis_.emplace(config_.redis, config_.redis_options);
+  if (!redis_) redis_.emplace(redis_connector_.connect());
   return *redis_;
 }
 
@@ -107,10 +119,33 @@ std::int64_t Enqueuer::move_batch() {
   std::vector<std::string> push{"LPUSH", "queue:" + config_.queue};
   push.reserve(jobs.size() + 2);
   for (const auto& job : jobs) push.push_back(sidekiq_payload(job, config_.queue, enqueued_at, config_.timestamps));
-  auto replies = redis().pipeline({{"SADD", "queues", config_.queue}, std::move(push)});
+  const auto& replicas = config_.replicas;
+  if (replicas.enabled() && replicas_short_) {
+    try {
+      replicas.check_connected(redis::query_role(redis()));
+    } catch (const ReplicasShort&) {
+      replicas_missing_metric_.inc();
+      throw;
+    }
+  }
+  std::vector<std::vector<std::string>> commands{{"SADD", "queues", config_.queue}, std::move(push)};
+  if (replicas.enabled()) commands.push_back(replicas.wait_command());
+  auto replies = redis().pipeline(commands);
   // LPUSH answers the list's new length: at least what we pushed, or the push did not happen.
   if (replies.at(1).as_integer() < static_cast<long long>(jobs.size())) {
     throw redis::RedisError("LPUSH to queue:" + config_.queue + " reported a shorter list than the batch");
+  }
+  if (replicas.enabled()) {
+    try {
+      replicas.check_acknowledged(replies.at(2).as_integer(), jobs.size());
+    } catch (const ReplicasShort&) {
+      // The batch is on the master, maybe on some replicas; rolling back sends it again later
+      // with the same jids, a duplicate Sidekiq tolerates, where a loss it could not.
+      replicas_short_ = true;
+      wait_short_metric_.inc();
+      throw;
+    }
+    replicas_short_ = false;
   }
 
   pqxx::result deleted = statements_->exec(transaction, kDeleteJobs, id_array(jobs));

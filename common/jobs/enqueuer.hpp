@@ -36,7 +36,9 @@ class Enqueuer {
   // One batch: in one READ COMMITTED transaction, claim up to batch_size rows (FOR UPDATE SKIP
   // LOCKED, so several enqueuers share the table), push them all in one Redis round trip, delete
   // them, commit. If Redis fails, the transaction rolls back and the jobs stay staged; if the
-  // commit fails after the push, they are pushed again later with the same jid. Errors propagate
+  // commit fails after the push, they are pushed again later with the same jid. With
+  // REDIS_MIN_REPLICAS, a push that fewer replicas acknowledge (WAIT) rolls back the same way and
+  // throws ReplicasShort. Errors propagate
   // (the loop backs off); a broken connection is replaced on the next call.
   EnqueueReport run_once();
 
@@ -63,11 +65,19 @@ class Enqueuer {
   EnqueuerConfig config_;
   std::unique_ptr<pqxx::connection> database_;
   std::optional<db::SessionStatements> statements_;  // of database_'s session
+  redis::MasterConnector redis_connector_;
   std::optional<redis::Connection> redis_;
+  // Set when a batch fell short of REDIS_MIN_REPLICAS: until one is acknowledged again, each
+  // pass asks ROLE first and pushes nothing while the master has too few replicas.
+  bool replicas_short_ = false;
   std::optional<StagedJobsListener> listener_;
   std::function<void()> before_commit_;
   metrics::Counter& jobs_metric_;
   metrics::Histogram& lag_metric_;  // rocket_rides_enqueuer_lag_seconds
+  // rocket_rides_enqueuer_unacknowledged_batches_total, by reason: wait_short (pushed, WAIT fell
+  // short) or replicas_missing (not pushed, the master had too few replicas).
+  metrics::Counter& wait_short_metric_;
+  metrics::Counter& replicas_missing_metric_;
 };
 
 }  // namespace rr::jobs

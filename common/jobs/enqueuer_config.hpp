@@ -6,9 +6,10 @@
 
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
+#include "common/jobs/replica_acknowledgement.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
 #include "common/redis/connection.hpp"
-#include "common/redis/redis_url.hpp"
+#include "common/redis/master_connector.hpp"
 
 namespace rr::jobs {
 
@@ -18,9 +19,12 @@ struct EnqueuerConfig {
   // are on. Empty (statements off, no LISTEN_DATABASE_URL): no LISTEN, the loop polls every
   // idle sleep, since a LISTEN through a transaction-pooling PgBouncer silently stops hearing.
   std::string listen_url;
-  redis::RedisEndpoint redis;  // REDIS_URL
+  // REDIS_URL, or REDIS_SENTINELS and REDIS_SENTINEL_MASTER (REDIS_URL then optional, for the
+  // database number and the password only).
+  redis::RedisTarget redis;
   redis::ConnectOptions redis_options;
-  std::string queue = "default";  // ENQUEUER_QUEUE: the Sidekiq queue, pushed to queue:<name>
+  ReplicaAcknowledgement replicas;  // REDIS_MIN_REPLICAS, default 0
+  std::string queue = "default";    // ENQUEUER_QUEUE: the Sidekiq queue, pushed to queue:<name>
   // SIDEKIQ_TIMESTAMPS: `seconds` (default; every Sidekiq reads it) or `milliseconds` (Sidekiq 8's
   // own form, for fleets that run only Sidekiq 8).
   SidekiqTimestamps timestamps = SidekiqTimestamps::seconds;

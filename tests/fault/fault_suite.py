@@ -94,6 +94,11 @@ PROFILES = {
                           topology="cluster"),
     "cluster-long": dict(duration=1200, clients=32, fault_rate=6.0, fast=False, give_up=30.0, quiesce=180.0,
                          topology="cluster"),
+    # Redis as a master, a replica and three sentinels (scripts/local-servers.sh --sentinel), the
+    # enqueuers with REDIS_SENTINELS and REDIS_MIN_REPLICAS=1; redis_restart becomes
+    # redis_failover, at least `failovers` times. The checker reads the final master's queue.
+    "sentinel-short": dict(duration=45, clients=8, fault_rate=10.0, fast=True, give_up=20.0, quiesce=90.0,
+                           redis="sentinel", failovers=3),
 }
 
 FAULT_KINDS = [
@@ -359,12 +364,13 @@ def is_sanitized(binary):
 
 
 class Servers:
-    def __init__(self, work_dir, fast, adopt=False):
+    def __init__(self, work_dir, fast, adopt=False, sentinel=False):
         # adopt: the servers scripts/cluster.sh started in WORK_DIR/servers (see adopt()).
         self.dir = os.path.join(work_dir, "servers")
         if not adopt:
             os.makedirs(self.dir)
         self.fast = fast
+        self.sentinel = sentinel
         self.started = False
         self.pg_up = False
         self.redis_up = False
@@ -373,7 +379,8 @@ class Servers:
         self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
 
     def start(self):
-        argv = [LOCAL_SERVERS, "start", self.dir] + (["--fast"] if self.fast else [])
+        argv = [LOCAL_SERVERS, "start", self.dir] + (["--fast"] if self.fast else []) + (
+            ["--sentinel"] if self.sentinel else [])
         self.started = True
         # A guardian outside our process tree: if this harness is killed outright, it stops the
         # servers (the daemons die with us through PR_SET_PDEATHSIG).
@@ -406,6 +413,9 @@ class Servers:
                 env[name] = value
         self.database_url = env["DATABASE_URL"]
         self.redis_url = env["REDIS_URL"]
+        if self.sentinel:
+            self.redis_sentinels = env["REDIS_SENTINELS"]
+            self.redis_sentinel_master = env["REDIS_SENTINEL_MASTER"]
         self._read_ports()
 
     def _read_ports(self):
@@ -417,6 +427,11 @@ class Servers:
                 ports[name] = value
         self.pg_port = int(ports["PG_PORT"])
         self.redis_port = int(ports["REDIS_PORT"])
+        if self.sentinel:
+            # Which server is the master changes with each failover; these two never do.
+            self.redis_ports = {int(ports["REDIS_PORT"]): ("redis.pid", self.dir),
+                                int(ports["REPLICA_PORT"]): ("redis-replica.pid", os.path.join(self.dir, "replica"))}
+            self.sentinel_ports = [int(p) for p in ports["SENTINEL_PORTS"].strip('"').split()]
         self.pg_up = True
         self.redis_up = True
 
@@ -491,6 +506,56 @@ class Servers:
                 return
             time.sleep(0.05)
         raise HarnessError("Redis did not start again on port %d" % self.redis_port)
+
+    def sentinel_master_port(self):
+        """The master port the first sentinel that answers names, or None."""
+        for port in self.sentinel_ports:
+            out = run(["redis-cli", "-p", str(port), "SENTINEL", "get-master-addr-by-name",
+                       self.redis_sentinel_master], timeout=10, check=False).stdout.decode().split()
+            if len(out) == 2:
+                return int(out[1])
+        return None
+
+    def redis_role(self, port):
+        out = run(["redis-cli", "-p", str(port), "ROLE"], timeout=10, check=False).stdout.decode().split()
+        return out[0] if out else None
+
+    def redis_failover(self, rng):
+        """kill -9 of the master; the sentinels promote the replica; the old master is started
+        again, empty (no persistence), and the sentinels make it a replica of the new one."""
+        old = self.redis_port
+        pidfile, directory = self.redis_ports[old]
+        with open(os.path.join(self.dir, pidfile)) as f:
+            os.kill(int(f.read().strip()), signal.SIGKILL)
+        killed = time.time()
+        deadline = killed + 60
+        while time.time() < deadline:
+            new = self.sentinel_master_port()
+            if new not in (None, old) and self.redis_role(new) == "master":
+                break
+            time.sleep(0.1)
+        else:
+            raise HarnessError("the sentinels did not promote a replica within 60 s of killing %d" % old)
+        self.redis_port = new
+        log("fault: Redis master %d killed, %d promoted after %.1fs" % (old, new, time.time() - killed))
+        # A while with the new master alone: no replica can acknowledge, so pushes wait staged.
+        time.sleep(rng.uniform(0.5, 2.0))
+        try:
+            os.remove(os.path.join(directory, "dump.rdb"))
+        except FileNotFoundError:
+            pass
+        run(["redis-server", "--port", str(old), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--daemonize", "yes", "--repl-diskless-sync-delay", "0", "--pidfile", os.path.join(self.dir, pidfile),
+             "--logfile", os.path.join(self.dir, pidfile.replace(".pid", ".log")), "--dir", directory], timeout=30)
+        # Back as a replica with its link up before anything else may fail over to it.
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            info = run(["redis-cli", "-p", str(old), "INFO", "replication"], timeout=10,
+                       check=False).stdout.decode()
+            if "master_port:%d" % new in info and "master_link_status:up" in info:
+                return
+            time.sleep(0.1)
+        raise HarnessError("Redis %d did not come back as a replica of %d within 60 s" % (old, new))
 
     def stop(self):
         if self.started:
@@ -1163,7 +1228,8 @@ class Suite:
             self.cluster_dir = os.path.join(self.work_dir, "cluster")
             self.servers = Servers(self.cluster_dir, False, adopt=True)
         else:
-            self.servers = Servers(self.work_dir, self.profile["fast"] if args.fast is None else args.fast)
+            self.servers = Servers(self.work_dir, self.profile["fast"] if args.fast is None else args.fast,
+                                   sentinel=self.profile.get("redis") == "sentinel")
         self.pgbouncer = None
         self.haproxy = None
         self.front_port = None
@@ -1197,6 +1263,10 @@ class Suite:
         env.update({"DATABASE_URL": self.servers.database_url, "REDIS_URL": self.servers.redis_url,
                     "STRIPE_API_KEY": STRIPE_KEY, "STRIPE_API_BASE": "http://127.0.0.1:%d" % self.mock_port,
                     "STRIPE_TIMEOUT": "1", "IDEMPOTENCY_KEY_LOCK_TIMEOUT": "3"})
+        if self.servers.sentinel:
+            env.update({"REDIS_SENTINELS": self.servers.redis_sentinels,
+                        "REDIS_SENTINEL_MASTER": self.servers.redis_sentinel_master, "REDIS_MIN_REPLICAS": "1",
+                        "ENQUEUER_MAX_BACKOFF": "2"})
         # Sanitizer reports at exit are not this suite's subject; kill -9 leaves none anyway.
         env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         if "detect_leaks=1" in env["ASAN_OPTIONS"]:
@@ -1381,6 +1451,8 @@ class Suite:
             kinds.remove("enqueuer_kill")
         if not self.completers:
             kinds.remove("completer_kill")
+        if self.servers.sentinel:
+            kinds[kinds.index("redis_restart")] = "redis_failover"
         return kinds
 
     def inject(self, kind):
@@ -1433,6 +1505,8 @@ class Suite:
             self.servers.pg_stop()
             time.sleep(down)
             self.servers.pg_start()
+        elif kind == "redis_failover":
+            self.servers.redis_failover(rng)
         elif kind == "redis_restart":
             down = rng.uniform(2.0, 5.0)
             log("fault: Redis stopped for %.1fs" % down)
@@ -1494,7 +1568,7 @@ class Suite:
         end = start + duration
         kinds = self.available_kinds()
         # Every kind once, in a random order, spread over the run; then random ones at the rate.
-        plan = list(kinds)
+        plan = list(kinds) + ["redis_failover"] * (self.profile.get("failovers", 1) - 1)
         self.rng.shuffle(plan)
         time.sleep(min(3.0, duration / 10))
         # The guaranteed ones come at least as often as the fault rate asks, and all of them
@@ -1690,6 +1764,8 @@ class Suite:
                 lost_jobs = max(lost_jobs, len(paid_keys) - len(jids))
             lost_jobs = max(lost_jobs, len(staged))
         self.redis_jobs = redis_jobs
+        # Pushes beyond one per jid: a batch pushed again after a rollback (allowed, counted).
+        self.redis_repushed = redis_jobs - len(jids) if self.enqueuers else 0
 
         # 4. Each final answer equals what its key stores.
         mismatched = 0
@@ -1758,6 +1834,10 @@ class Suite:
         result["faults"] = sum(self.faults.values())
         result["charges"] = len(charges)
         result["jobs_in_redis"] = redis_jobs
+        result["jobs_repushed"] = self.redis_repushed
+        if self.servers.sentinel:
+            result["redis_failovers"] = self.faults["redis_failover"]
+            result["final_redis_master"] = self.servers.redis_port
         result["duplicates"] = duplicates
         result["orphan_charges"] = orphan_charges
         result["bad_rides"] = bad_rides
@@ -1959,6 +2039,10 @@ class Suite:
         for kind in self.available_kinds():
             if self.faults[kind] == 0:
                 findings["coverage"].append("fault %s never injected" % kind)
+        wanted_failovers = self.profile.get("failovers", 0) if self.servers.sentinel else 0
+        if self.faults["redis_failover"] < wanted_failovers:
+            findings["coverage"].append("%d Redis failovers of the %d the profile asks for" % (
+                self.faults["redis_failover"], wanted_failovers))
         failed = bool(findings)
         for name, items in sorted(findings.items()):
             log("FINDING %s (%d):" % (name, len(items)))
