@@ -566,14 +566,22 @@ class Servers:
 # Clients
 
 
-class KeyRecord:
-    __slots__ = ("key", "user", "params", "status", "body", "attempts", "gave_up", "replayed", "first", "last",
-                 "statuses", "extra")
+def final_codes(path):
+    """The answers a good client's request may end with: POST /rides 201 or 402 (declined); a
+    cancel of the client's own paid ride 200 (refunded, or already cancelled by its other key)."""
+    return (200,) if path.endswith("/cancel") else (201, 402)
 
-    def __init__(self, key, user, params):
+
+class KeyRecord:
+    __slots__ = ("key", "user", "params", "path", "ride_id", "status", "body", "attempts", "gave_up", "replayed",
+                 "first", "last", "statuses", "extra")
+
+    def __init__(self, key, user, params, path="/rides", ride_id=None):
         self.key = key
         self.user = user
         self.params = params
+        self.path = path  # /rides, or /rides/{id}/cancel for a cancel of ride_id
+        self.ride_id = ride_id
         self.status = None
         self.body = None
         self.attempts = 0
@@ -615,6 +623,8 @@ class Traffic:
         self.seed = seed
         self.give_up = give_up
         self.request_timeout = request_timeout
+        # The share of 201 rides their rider then cancels (POST /rides/{id}/cancel).
+        self.cancel_share = 0.25
         self.stop_new = threading.Event()
         self.abort = threading.Event()
         self.lock = threading.Lock()
@@ -622,6 +632,7 @@ class Traffic:
         self.requests = 0
         self.in_flight = 0
         self.threads = []
+        self.racers = []
         self.errors = []
         # Every request that ended in a connection error, a timeout or a 5xx:
         # (sent, ended, status or None, key).
@@ -636,7 +647,12 @@ class Traffic:
         self.threads = start_threads(self.clients, self._client, "client")
 
     def join(self, timeout):
-        return join_threads(self.threads, timeout)
+        """The clients, then the racing cancels they started (none starts once the clients are done)."""
+        deadline = time.time() + timeout
+        done = join_threads(self.threads, timeout)
+        with self.lock:
+            racers = list(self.racers)
+        return join_threads(racers, max(0.0, deadline - time.time())) and done
 
     def _client(self, index):
         rng = random.Random("%s-client-%d" % (self.seed, index))
@@ -655,11 +671,33 @@ class Traffic:
         declining = [u for u in self.users if u[3]]
         paying = [u for u in self.users if not u[3]]
         user = rng.choice(declining) if declining and rng.random() < 0.15 else rng.choice(paying)
-        key = "fault-%s" % uuid.UUID(int=rng.getrandbits(128)).hex
         params = [("origin_lat", "%.6f" % rng.uniform(-80, 80)), ("origin_lon", "%.6f" % rng.uniform(-170, 170)),
                   ("target_lat", "%.6f" % rng.uniform(-80, 80)), ("target_lon", "%.6f" % rng.uniform(-170, 170))]
-        body = urllib.parse.urlencode(params)
-        record = KeyRecord(key, user[0], params)
+        record = self._send(rng, kept, user, KeyRecord(self._new_key(rng), user[0], params))
+        # Some riders cancel their ride (issue 15): a new key, with its own retries, walk-aways,
+        # double taps and resends; now and then a second cancel of the same ride races it under
+        # another key, and the provider must refund the ride once.
+        if record.status == 201 and rng.random() < self.cancel_share:
+            ride_id = json.loads(record.body)["ride"]["id"]
+            path = "/rides/%d/cancel" % ride_id
+            if rng.random() < 0.2:
+                racer = KeyRecord(self._new_key(rng), user[0], [("reason", "changed plans")], path, ride_id)
+                thread = threading.Thread(target=self._send, args=(random.Random(rng.random()), None, user, racer),
+                                          daemon=True)
+                with self.lock:
+                    self.racers.append(thread)
+                thread.start()
+            self._send(rng, kept, user, KeyRecord(self._new_key(rng), user[0], [("reason", "changed plans")], path,
+                                                  ride_id))
+
+    @staticmethod
+    def _new_key(rng):
+        return "fault-%s" % uuid.UUID(int=rng.getrandbits(128)).hex
+
+    def _send(self, rng, kept, user, record):
+        """Sends record's request until it gets a final answer or its client gives up; returns it."""
+        body = urllib.parse.urlencode(record.params)
+        key = record.key
         with self.lock:
             self.records.append(record)
         headers = {"Authorization": "Bearer " + user[2], "Idempotency-Key": key,
@@ -687,9 +725,9 @@ class Traffic:
             sent = time.time()
             try:
                 if kept is not None:
-                    status, response_headers, data = kept.call(port, "POST", "/rides", body, headers, timeout)
+                    status, response_headers, data = kept.call(port, "POST", record.path, body, headers, timeout)
                 else:
-                    status, response_headers, data = http_call(port, "POST", "/rides", body, headers, timeout)
+                    status, response_headers, data = http_call(port, "POST", record.path, body, headers, timeout)
             except (OSError, http.client.HTTPException):
                 status, response_headers, data = None, {}, b""
             finally:
@@ -708,14 +746,15 @@ class Traffic:
                 if resend:
                     self.abort.wait(rng.uniform(0.0, 1.0))
                     self._send_quietly(record, rng.choice(self.api_ports), body, headers)
-                return
+                return record
             if walk_away or time.time() - record.first > self.give_up:
                 record.gave_up = True
-                return
+                return record
             # Exponential backoff with full jitter (capped at 2 s), so that clients do not retry in
             # step; Retry-After is not waited out in full, to keep many retries inside a fault.
             base = min(2.0, 0.05 * (2 ** min(attempt, 8)))
             self.abort.wait(rng.uniform(0.02, base))
+        return record
 
     def _send_quietly(self, record, port, body, headers):
         """One more request on a key; a final answer to it is checked like the main one."""
@@ -723,7 +762,7 @@ class Traffic:
             self.requests += 1
         sent = time.time()
         try:
-            status, response_headers, data = http_call(port, "POST", "/rides", body, headers, self.request_timeout)
+            status, response_headers, data = http_call(port, "POST", record.path, body, headers, self.request_timeout)
         except (OSError, http.client.HTTPException):
             self._note(sent, None, record.key)
             return
@@ -844,6 +883,8 @@ class Hostile:
         self.thread_count = threads
         self.request_timeout = request_timeout
         self.slow = slow
+        # The share of 201 rides their rider then cancels (POST /rides/{id}/cancel).
+        self.cancel_share = 0.25
         self.stop_new = threading.Event()
         self.abort = threading.Event()
         # Set by the suite while it holds the provider slow (mock_hang, api_kill_in_flight): the
@@ -1640,13 +1681,19 @@ class Suite:
         findings = collections.defaultdict(list)
         keys = self.servers.psql_json(
             "SELECT id, user_id, idempotency_key, recovery_point, locked_at IS NOT NULL AS locked, "
-            "response_code, response_body, payment_idempotency_key FROM idempotency_keys")
-        rides = self.servers.psql_json("SELECT id, idempotency_key_id, stripe_charge_id, user_id FROM rides")
+            "response_code, response_body, payment_idempotency_key, request_path FROM idempotency_keys")
+        rides = self.servers.psql_json(
+            "SELECT id, idempotency_key_id, stripe_charge_id, user_id, cancelled_at IS NOT NULL AS cancelled, "
+            "stripe_refund_id, refund_idempotency_key FROM rides")
         staged = self.servers.psql_json("SELECT jid FROM staged_jobs")
         status, _, data = http_call(self.mock_port, "GET", "/_mock/charges", timeout=30)
         if status != 200:
             raise HarnessError("GET /_mock/charges answered %d" % status)
         charges = json.loads(data)
+        status, _, data = http_call(self.mock_port, "GET", "/_mock/refunds", timeout=30)
+        if status != 200:
+            raise HarnessError("GET /_mock/refunds answered %d" % status)
+        refunds = json.loads(data)
         status, _, data = http_call(self.mock_port, "GET", "/_mock/stats", timeout=30)
         stats = json.loads(data)
 
@@ -1710,9 +1757,9 @@ class Suite:
                 bad_rides += 1
                 findings["bad_rides"].append("key %d has %d rides" % (k["id"], len(mine)))
 
-        # 2. Every key finished with 201 or 402, none locked.
+        # 2. Every key finished with one of its endpoint's final answers, none locked.
         stuck = [k for k in keys if k["recovery_point"] != "finished" or k["locked"]
-                 or k["response_code"] not in (201, 402)]
+                 or k["response_code"] not in final_codes(k["request_path"])]
         for k in stuck:
             findings["stuck_keys"].append("key %d %s: recovery_point=%s locked=%s response_code=%s" % (
                 k["id"], k["idempotency_key"], k["recovery_point"], k["locked"], k["response_code"]))
@@ -1725,6 +1772,7 @@ class Suite:
         if self.enqueuers:
             out = self.servers.redis_cli("--raw", "LRANGE", "queue:default", "0", "-1", timeout=120).stdout.decode()
             jids_by_ride = collections.defaultdict(set)
+            cancel_jids_by_ride = collections.defaultdict(set)
             jids = set()
             bad_payloads = 0
             for line in out.splitlines():
@@ -1737,7 +1785,10 @@ class Suite:
                     jids.add(job["jid"])
                     args = job.get("args") or [{}]
                     ride_id = args[0].get("ride_id") if isinstance(args[0], dict) else None
-                    jids_by_ride[ride_id].add(job["jid"])
+                    if job["class"] == "SendCancellationReceiptJob":
+                        cancel_jids_by_ride[ride_id].add(job["jid"])
+                    else:
+                        jids_by_ride[ride_id].add(job["jid"])
                 except (ValueError, KeyError, TypeError, AttributeError):
                     bad_payloads += 1
             if bad_payloads:
@@ -1760,8 +1811,25 @@ class Suite:
                 if k is None or k["response_code"] != 201:
                     duplicate_jobs += len(group)
                     findings["duplicate_jobs"].append("jobs %s for ride %s, which has no 201 key" % (sorted(group), ride_id))
-            if len(jids) < len(paid_keys):
-                lost_jobs = max(lost_jobs, len(paid_keys) - len(jids))
+            # A cancellation receipt for every refunded ride, once; none for any other ride.
+            refunded_rides = [r for r in rides if r["cancelled"] and r["stripe_refund_id"]]
+            for r in refunded_rides:
+                got = cancel_jids_by_ride.get(r["id"], set())
+                if not got:
+                    lost_jobs += 1
+                    findings["lost_jobs"].append("ride %d (cancelled, refund %s): no cancellation receipt in Redis"
+                                                 % (r["id"], r["stripe_refund_id"]))
+                elif len(got) > 1:
+                    duplicate_jobs += len(got) - 1
+                    findings["duplicate_jobs"].append("ride %d: %d distinct cancellation jids" % (r["id"], len(got)))
+            for ride_id, group in cancel_jids_by_ride.items():
+                r = rides_by_id.get(ride_id)
+                if r is None or not r["cancelled"]:
+                    duplicate_jobs += len(group)
+                    findings["duplicate_jobs"].append("cancellation jobs %s for ride %s, which is not cancelled"
+                                                      % (sorted(group), ride_id))
+            if len(jids) < len(paid_keys) + len(refunded_rides):
+                lost_jobs = max(lost_jobs, len(paid_keys) + len(refunded_rides) - len(jids))
             lost_jobs = max(lost_jobs, len(staged))
         self.redis_jobs = redis_jobs
         # Pushes beyond one per jid: a batch pushed again after a rollback (allowed, counted).
@@ -1778,7 +1846,7 @@ class Suite:
                 gave_up += 1
                 continue
             answered += 1
-            if rec.status not in (201, 402):
+            if rec.status not in final_codes(rec.path):
                 unexpected += 1
                 findings["unexpected_answers"].append("key %s: final answer %d %r" % (
                     rec.key, rec.status, rec.body[:300]))
@@ -1805,6 +1873,56 @@ class Suite:
                    and k["user_id"] != hostile_id]
         for k in foreign:
             findings["foreign_keys"].append("key row %d %s was never sent" % (k["id"], k["idempotency_key"]))
+
+        # 6. Refunds (issue 15): no charge refunded twice, every refund the refund of a charged ride
+        # (under that ride's own refund key), every 200 to a cancel backed by its refund at the
+        # provider, and every refund at the provider recorded on its ride, which is cancelled.
+        refund_violations = 0
+        rides_by_refund_key = {r["refund_idempotency_key"]: r for r in rides}
+        refunds_by_charge = collections.defaultdict(list)
+        refunds_by_id = {}
+        for refund in refunds:
+            refunds_by_charge[refund["charge"]].append(refund)
+            refunds_by_id[refund["id"]] = refund
+        double_refunds = 0
+        for charge, group in refunds_by_charge.items():
+            if len(group) > 1:
+                double_refunds += len(group) - 1
+                findings["double_refunds"].append("charge %s refunded %d times: %s" % (
+                    charge, len(group), sorted(r["id"] for r in group)))
+        for refund in refunds:
+            r = rides_by_refund_key.get(refund["idempotency_key"])
+            if r is None or r["stripe_charge_id"] != refund["charge"]:
+                refund_violations += 1
+                findings["refund_violations"].append("refund %s of charge %s: no charged ride with refund key %s" % (
+                    refund["id"], refund["charge"], refund["idempotency_key"]))
+            elif not r["cancelled"] or r["stripe_refund_id"] != refund["id"]:
+                refund_violations += 1
+                findings["refund_violations"].append("refund %s at the provider, but ride %d has cancelled=%s "
+                                                     "stripe_refund_id=%s" % (refund["id"], r["id"], r["cancelled"],
+                                                                              r["stripe_refund_id"]))
+        cancels_answered = 0
+        for rec in self.traffic.records:
+            if rec.ride_id is None or rec.status != 200:
+                continue
+            cancels_answered += 1
+            try:
+                shown = json.loads(rec.body).get("ride") or {}
+            except (ValueError, AttributeError):
+                shown = {}
+            r = rides_by_id.get(rec.ride_id)
+            refund = refunds_by_id.get(shown.get("stripe_refund_id"))
+            if (r is None or r["user_id"] != self.user_ids[rec.user] or refund is None
+                    or refund["charge"] != r["stripe_charge_id"]):
+                refund_violations += 1
+                findings["refund_violations"].append("cancel %s of ride %s answered 200 with refund %s, which the "
+                                                     "provider does not have for that ride's charge" % (
+                                                         rec.key, rec.ride_id, shown.get("stripe_refund_id")))
+        for r in rides:
+            if r["stripe_refund_id"] and r["stripe_refund_id"] not in refunds_by_id:
+                refund_violations += 1
+                findings["refund_violations"].append("ride %d records refund %s, unknown to the provider" % (
+                    r["id"], r["stripe_refund_id"]))
 
         # 5. (cluster) No client error overlaps a rolling restart.
         restart_errors = 0
@@ -1833,12 +1951,18 @@ class Suite:
         result["declined"] = sum(1 for k in keys if k["response_code"] == 402)
         result["faults"] = sum(self.faults.values())
         result["charges"] = len(charges)
+        result["cancels"] = sum(1 for r in self.traffic.records if r.ride_id is not None)
+        result["cancels_answered_200"] = cancels_answered
+        result["refunds"] = len(refunds)
+        result["cancelled_rides"] = sum(1 for r in rides if r["cancelled"])
         result["jobs_in_redis"] = redis_jobs
         result["jobs_repushed"] = self.redis_repushed
         if self.servers.sentinel:
             result["redis_failovers"] = self.faults["redis_failover"]
             result["final_redis_master"] = self.servers.redis_port
         result["duplicates"] = duplicates
+        result["double_refunds"] = double_refunds
+        result["refund_violations"] = refund_violations
         result["orphan_charges"] = orphan_charges
         result["bad_rides"] = bad_rides
         result["lost_jobs"] = lost_jobs
@@ -2052,7 +2176,7 @@ class Suite:
         if self.args.plant_violations:
             # The checker must see each planted break; anything else it reports is a real one.
             expected = {"duplicates": 1, "orphan_charges": 1, "lost_jobs": 1, "stuck_keys": 1,
-                        "mismatched_answers": 1}
+                        "mismatched_answers": 1, "double_refunds": 1, "refund_violations": 2}
             if self.cluster:
                 expected["restart_errors"] = 1
             expected.update(hostile_rows=1, hostile_5xx=1, hostile_second_answers=1)
@@ -2098,6 +2222,18 @@ class Suite:
                 continue
             if job.get("args") and isinstance(job["args"][0], dict) and str(job["args"][0].get("ride_id")) == ride:
                 self.servers.redis_cli("LREM", "queue:default", "0", line)
+        # 8. Two refunds of one charge, neither under its ride's refund key (partial ones, which the
+        # provider accepts for a charge not refunded in full).
+        charge = self.servers.psql("SELECT stripe_charge_id FROM rides WHERE idempotency_key_id = %d"
+                                   % paid[1]["id"]).strip()
+        for _ in range(2):
+            body = urllib.parse.urlencode([("charge", charge), ("amount", "100")])
+            status, _, data = http_call(self.mock_port, "POST", "/v1/refunds", body, {
+                "Authorization": "Bearer " + STRIPE_KEY, "Idempotency-Key": "planted-" + uuid.uuid4().hex,
+                "Content-Type": "application/x-www-form-urlencoded"}, timeout=10)
+            if status != 200:
+                raise HarnessError("planting a refund: %d %r" % (status, data[:200]))
+        log("planted: two refunds of charge %s under keys of no ride" % charge)
         # 3. A stuck key, and 4. a stored answer that differs from the client's.
         self.servers.psql("UPDATE idempotency_keys SET recovery_point = 'charge_created', response_code = NULL, "
                           "response_body = NULL, locked_at = now() WHERE id = %d" % paid[2]["id"])
