@@ -3,6 +3,7 @@
 // an error type, Retry-After and a JSON body here and nowhere else.
 #pragma once
 
+#include <exception>
 #include <string>
 
 #include "common/api/api_error.hpp"
@@ -16,6 +17,11 @@ namespace rr::api {
 http::Response error_response(int status, const std::string& type, const std::string& message,
                               int retry_after_seconds = 0);
 http::Response error_response(const ApiError& error);
+
+// The error boundary's answer for anything thrown while handling a request: an ApiError as it
+// says, an exhausted pool or a database outage (db::outage_message) a 503 with Retry-After, and
+// only what is left a 500. Logged with the request id.
+http::Response failure_answer(const std::exception& error, const std::string& request_id);
 
 // A stored final result, fresh or replayed (Idempotent-Replayed: true), byte for byte.
 http::Response stored_answer(int status, std::string body, bool replayed);

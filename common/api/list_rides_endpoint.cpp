@@ -1,17 +1,14 @@
-// GET /rides and GET /rides/{id}: the caller's own rides only; anyone else's is a 404.
-#include "common/api/api_error.hpp"
-#include "common/api/app.hpp"
+// A page of the caller's rides, read in a short transaction of its own.
+#include "common/api/list_rides_endpoint.hpp"
+
 #include "common/api/page_query.hpp"
 #include "common/api/request_parsing.hpp"
-#include "common/config/environment.hpp"
 #include "common/db/transaction.hpp"
 #include "common/rides/ride_response.hpp"
 
 namespace rr::api {
 namespace {
 
-const db::Statement kRideById{"rides_by_id",
-                              "SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE id = $1 AND user_id = $2"};
 const db::Statement kRidesPage{"rides_page",
                                "SELECT " RR_RIDE_VIEW_COLUMNS
                                " FROM rides WHERE user_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) "
@@ -19,19 +16,15 @@ const db::Statement kRidesPage{"rides_page",
 
 }  // namespace
 
-http::Response App::get_ride(const http::Request& request, std::string_view id_text) {
-  auto user = authenticate(request);
-  auto id = parse_ride_id(id_text);
-  auto conn = pool_.acquire();
-  db::Transaction tx(conn.conn(), conn.statement_timeout());
-  auto rows = conn.exec(tx, kRideById, id, user.id);
-  tx.commit();
-  if (rows.empty()) throw ApiError(404, "invalid_request_error", "No such ride.");
-  return http::Response{200, "application/json", {}, rides::ride_body(rides::ride_view_from(rows[0]))};
+std::optional<http::Response> ListRidesEndpoint::answer_in_memory(const http::Request& request,
+                                                                  const flows::PathArguments&) {
+  require_token_form(request);
+  parse_page_query(request);
+  return std::nullopt;
 }
 
-http::Response App::list_rides(const http::Request& request) {
-  auto user = authenticate(request);
+http::Response ListRidesEndpoint::handle(const http::Request& request, const flows::PathArguments&) {
+  auto user = authenticator_.user_of(request);
   auto [limit, cursor] = parse_page_query(request);
   auto conn = pool_.acquire();
   db::Transaction tx(conn.conn(), conn.statement_timeout());
