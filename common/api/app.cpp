@@ -76,10 +76,9 @@ http::Response App::handle(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   std::string request_id = request_id_for(request);
   auto lookup = find_route(request.method, request.path);
-  http::Response response;
-  // The error boundary: whatever an endpoint or the admission throws is answered by
-  // failure_answer, never by a crashed worker.
-  try {
+  // Whatever an endpoint or the admission throws is answered by the error boundary, never by a
+  // crashed worker.
+  http::Response response = within_error_boundary(request_id, [&] {
     // Held until the answer is ready: the triage's (Request::admission) or one taken here.
     std::shared_ptr<const void> admission = request.admission;
     std::optional<http::Response> answer;
@@ -92,10 +91,8 @@ http::Response App::handle(const http::Request& request) {
       else
         admission = std::get<std::shared_ptr<const InFlightPerUser::Slot>>(std::move(admitted));
     }
-    response = answer ? std::move(*answer) : route(request, lookup);
-  } catch (const std::exception& e) {
-    response = failure_answer(e, request_id);
-  }
+    return answer ? std::move(*answer) : route(request, lookup);
+  });
   if (response.status >= 500 || response.status == 429) name_the_key(request, lookup, response);
   return finish(request, lookup, std::move(response), request_id, started);
 }
