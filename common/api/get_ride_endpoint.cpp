@@ -1,10 +1,8 @@
-// One ride of the caller's, read in a short transaction of its own.
+// One ride of the caller's.
 #include "common/api/get_ride_endpoint.hpp"
 
 #include "common/api/api_error.hpp"
 #include "common/api/page_query.hpp"
-#include "common/api/request_parsing.hpp"
-#include "common/db/transaction.hpp"
 #include "common/rides/ride_response.hpp"
 
 namespace rr::api {
@@ -21,20 +19,14 @@ std::string_view id_text(const flows::PathArguments& arguments) {
 
 }  // namespace
 
-std::optional<http::Response> GetRideEndpoint::answer_in_memory(const http::Request& request,
-                                                                const flows::PathArguments& arguments) {
-  require_token_form(request);
+void GetRideEndpoint::validate(const http::Request&, const flows::PathArguments& arguments) const {
   parse_ride_id(id_text(arguments));
-  return std::nullopt;
 }
 
 http::Response GetRideEndpoint::handle(const http::Request& request, const flows::PathArguments& arguments) {
-  auto user = authenticator_.user_of(request);
+  auto user = caller(request);
   auto id = parse_ride_id(id_text(arguments));
-  auto conn = pool_.acquire();
-  db::Transaction tx(conn.conn(), conn.statement_timeout());
-  auto rows = conn.exec(tx, kRideById, id, user.id);
-  tx.commit();
+  auto rows = read(kRideById, id, user.id);
   if (rows.empty()) throw ApiError(404, "invalid_request_error", "No such ride.");
   return http::Response{200, "application/json", {}, rides::ride_body(rides::ride_view_from(rows[0]))};
 }

@@ -1,25 +1,17 @@
 // GET /rides/{id}: the caller's own ride; anyone else's, or an id that cannot be one, is a 404.
 #pragma once
 
-#include "common/api/authenticator.hpp"
-#include "common/api/endpoint.hpp"
-#include "common/db/connection_pool.hpp"
+#include "common/api/callers_rows_endpoint.hpp"
 
 namespace rr::api {
 
-class GetRideEndpoint : public Endpoint {
+class GetRideEndpoint : public CallersRowsEndpoint {
  public:
-  GetRideEndpoint(db::ConnectionPool& pool, Authenticator& authenticator)
-      : pool_(pool), authenticator_(authenticator) {}
-
-  // 401 for a token that cannot be one of ours, then 404 for an id that cannot be a ride's.
-  std::optional<http::Response> answer_in_memory(const http::Request& request,
-                                                 const flows::PathArguments& arguments) override;
+  using CallersRowsEndpoint::CallersRowsEndpoint;
   http::Response handle(const http::Request& request, const flows::PathArguments& arguments) override;
 
  private:
-  db::ConnectionPool& pool_;
-  Authenticator& authenticator_;
+  void validate(const http::Request& request, const flows::PathArguments& arguments) const override;
 };
 
 }  // namespace rr::api

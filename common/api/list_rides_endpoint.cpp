@@ -1,9 +1,7 @@
-// A page of the caller's rides, read in a short transaction of its own.
+// A page of the caller's rides.
 #include "common/api/list_rides_endpoint.hpp"
 
 #include "common/api/page_query.hpp"
-#include "common/api/request_parsing.hpp"
-#include "common/db/transaction.hpp"
 #include "common/rides/ride_response.hpp"
 
 namespace rr::api {
@@ -16,21 +14,15 @@ const db::Statement kRidesPage{"rides_page",
 
 }  // namespace
 
-std::optional<http::Response> ListRidesEndpoint::answer_in_memory(const http::Request& request,
-                                                                  const flows::PathArguments&) {
-  require_token_form(request);
+void ListRidesEndpoint::validate(const http::Request& request, const flows::PathArguments&) const {
   parse_page_query(request);
-  return std::nullopt;
 }
 
 http::Response ListRidesEndpoint::handle(const http::Request& request, const flows::PathArguments&) {
-  auto user = authenticator_.user_of(request);
+  auto user = caller(request);
   auto [limit, cursor] = parse_page_query(request);
-  auto conn = pool_.acquire();
-  db::Transaction tx(conn.conn(), conn.statement_timeout());
   // One extra row tells whether there is a next page.
-  auto rows = conn.exec(tx, kRidesPage, user.id, cursor, limit + 1);
-  tx.commit();
+  auto rows = read(kRidesPage, user.id, cursor, limit + 1);
   std::vector<rides::RideView> page;
   for (const auto& row : rows) {
     if (static_cast<std::int64_t>(page.size()) == limit) break;

@@ -1,25 +1,18 @@
 // GET /rides: the caller's rides, newest first, a page at a time (page_query.hpp).
 #pragma once
 
-#include "common/api/authenticator.hpp"
-#include "common/api/endpoint.hpp"
-#include "common/db/connection_pool.hpp"
+#include "common/api/callers_rows_endpoint.hpp"
 
 namespace rr::api {
 
-class ListRidesEndpoint : public Endpoint {
+class ListRidesEndpoint : public CallersRowsEndpoint {
  public:
-  ListRidesEndpoint(db::ConnectionPool& pool, Authenticator& authenticator)
-      : pool_(pool), authenticator_(authenticator) {}
-
-  // 401 for a token that cannot be one of ours, then 400 for a malformed page query.
-  std::optional<http::Response> answer_in_memory(const http::Request& request,
-                                                 const flows::PathArguments& arguments) override;
+  using CallersRowsEndpoint::CallersRowsEndpoint;
   http::Response handle(const http::Request& request, const flows::PathArguments& arguments) override;
 
  private:
-  db::ConnectionPool& pool_;
-  Authenticator& authenticator_;
+  // 400 for a malformed page query.
+  void validate(const http::Request& request, const flows::PathArguments& arguments) const override;
 };
 
 }  // namespace rr::api
