@@ -1,18 +1,14 @@
-// Routing, the request-id/access-log wrapper and the one place where errors become statuses.
+// Routing over the route table, the error boundary and the request-id/access-log wrapper.
 #include "common/api/app.hpp"
 
 #include <chrono>
 #include <unordered_map>
 
-#include "common/api/api_error.hpp"
 #include "common/api/metric_labels.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api/outcome_answers.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
-#include "common/db/outage.hpp"
-#include "common/db/transaction.hpp"
 #include "common/metrics/registry.hpp"
-#include "common/rides/ride_response.hpp"
 
 namespace rr::api {
 namespace {
@@ -67,94 +63,87 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
       runner_(pool_, std::move(runner_options)),
+      authenticator_(pool_, tokens_),
       flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout}),
       in_flight_(settings.max_in_flight_per_user),
-      readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter) {}
+      readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
+      metrics_page_(pool_, runner_) {
+  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_};
+  for (const auto& route : all_routes()) endpoints_.push_back(route.make_endpoint(route, with));
+}
 
 http::Response App::handle(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   std::string request_id = request_id_for(request);
-  http::Response response;
-  try {
+  auto lookup = find_route(request.method, request.path);
+  // Whatever an endpoint or the admission throws is answered by the error boundary, never by a
+  // crashed worker.
+  http::Response response = within_error_boundary(request_id, [&] {
     // Held until the answer is ready: the triage's (Request::admission) or one taken here.
     std::shared_ptr<const void> admission = request.admission;
     std::optional<http::Response> answer;
-    if (!admission) answer = answer_without_database(request, admission);
-    if (!answer && !admission && needs_user(request)) {
+    if (!admission) answer = answer_without_database(request, lookup, admission);
+    if (!answer && !admission && lookup.route && lookup.route->needs_user) {
       // The triage did not know this token's user: look it up (and remember it), then count it.
-      auto admitted = admit(authenticate(request).id);
+      auto admitted = admit(authenticator_.user_of(request).id);
       if (auto* refused = std::get_if<http::Response>(&admitted))
         answer = std::move(*refused);
       else
         admission = std::get<std::shared_ptr<const InFlightPerUser::Slot>>(std::move(admitted));
     }
-    response = answer ? std::move(*answer) : route(request);
-  } catch (const ApiError& e) {
-    response = error_response(e);
-  } catch (const db::PoolExhausted& e) {
-    log::warn("database pool exhausted", {{"request_id", request_id}});
-    response = error_response(503, "api_error", "The service is busy; retry shortly.", 1);
-  } catch (const std::exception& e) {
-    if (auto outage = db::outage_message(e)) {
-      log::warn("database outage", {{"request_id", request_id}, {"error", e.what()}});
-      response = error_response(503, "api_error", *outage, 2);
-    } else {
-      log::error("request failed", {{"request_id", request_id}, {"error", e.what()}});
-      response = error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
-    }
-  }
-  if (response.status >= 500 || response.status == 429) name_the_key(request, response);
-  return finish(request, std::move(response), request_id, started);
+    return answer ? std::move(*answer) : route(request, lookup);
+  });
+  if (response.status >= 500 || response.status == 429) name_the_key(request, lookup, response);
+  return finish(request, lookup, std::move(response), request_id, started);
 }
 
 // Failures caught here (the database down, the pool exhausted) are answers about the request's
 // key too; the flow endpoint already named it on everything else.
-void App::name_the_key(const http::Request& request, http::Response& response) {
-  if (!flows::find_flow(request.method, request.path) || response.header("Idempotency-Key")) return;
-  try {
-    response.with_header("Idempotency-Key", parse_idempotency_key(request));
-  } catch (const ApiError&) {
-    // No valid key: nothing to name.
-  }
+void App::name_the_key(const http::Request& request, const RouteLookup& lookup, http::Response& response) {
+  if (!lookup.route || response.header("Idempotency-Key")) return;
+  if (auto key = endpoints_[lookup.index]->idempotency_key(request)) response.with_header("Idempotency-Key", *key);
 }
 
 std::optional<http::Response> App::handle_in_memory(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
+  auto lookup = find_route(request.method, request.path);
+  // Not /healthz: the watchdog probes it to prove the worker pool still answers.
+  if (!lookup.route || !lookup.route->needs_user) return std::nullopt;
   std::optional<http::Response> response;
   try {
-    // Not /healthz: the watchdog probes it to prove the worker pool still answers.
-    if (auto found = flows::find_flow(request.method, request.path))
-      response = flows_.answer_in_memory(request, *found);
+    response = endpoints_[lookup.index]->answer_in_memory(request, lookup.arguments);
   } catch (const std::exception&) {
     return std::nullopt;  // the worker path has the full error boundary
   }
   if (!response) return std::nullopt;
-  return finish(request, std::move(*response), request_id_for(request), started);
+  return finish(request, lookup, std::move(*response), request_id_for(request), started);
 }
 
 http::Dispatch App::dispatch(http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   std::shared_ptr<const void> admission;
   std::optional<http::Response> answer;
+  RouteLookup lookup;
   try {
-    answer = answer_without_database(request, admission);
+    lookup = find_route(request.method, request.path);
+    answer = answer_without_database(request, lookup, admission);
   } catch (const std::exception&) {
     return {};  // the worker path has the full error boundary
   }
-  if (answer) return {finish(request, std::move(*answer), request_id_for(request), started), http::Lane::workers};
+  if (answer) {
+    return {finish(request, lookup, std::move(*answer), request_id_for(request), started), http::Lane::workers};
+  }
   request.admission = std::move(admission);
-  // Readiness runs one short query; on its own lane it never waits behind requests.
-  if (request.path == "/readyz") return {std::nullopt, http::Lane::control};
-  return {};
+  return {std::nullopt, lookup.route ? lookup.route->lane : http::Lane::workers};
 }
 
 // The request id, metrics and the access log line, for both paths.
-http::Response App::finish(const http::Request& request, http::Response response, const std::string& request_id,
-                           std::chrono::steady_clock::time_point started) {
+http::Response App::finish(const http::Request& request, const RouteLookup& lookup, http::Response response,
+                           const std::string& request_id, std::chrono::steady_clock::time_point started) {
   response.with_header("X-Request-Id", request_id);
   bool replayed = response.header("Idempotent-Replayed").has_value();
   auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-  std::string_view route = route_label(request);
+  std::string_view route = route_label(lookup);
   requests_counter(route, method_label(request.method), response.status).inc();
   duration_histogram(route).observe(static_cast<double>(elapsed.count()) / 1e6);
   auto& registry = metrics::default_registry();
@@ -180,71 +169,9 @@ http::Response App::finish(const http::Request& request, http::Response response
   return response;
 }
 
-http::Response App::route(const http::Request& request) {
-  const std::string& path = request.path;
-  auto method_not_allowed = [](const char* allow) {
-    auto response = error_response(405, "invalid_request_error", "Method not allowed.");
-    response.with_header("Allow", allow);
-    return response;
-  };
-  if (auto found = flows::find_flow(request.method, path)) return flows_.handle(request, *found);
-  if (path == "/rides") {
-    if (request.method == "GET") return list_rides(request);
-    return method_not_allowed("GET, POST");
-  }
-  if (auto found = flows::find_flow_by_path(path)) return method_not_allowed(found->flow->method.data());
-  if (path.starts_with("/rides/")) {
-    if (request.method != "GET") return method_not_allowed("GET");
-    return get_ride(request, std::string_view(path).substr(7));
-  }
-  if (path == "/healthz") {
-    if (request.method != "GET") return method_not_allowed("GET");
-    return http::Response{200, "application/json", {}, "{\"status\":\"ok\"}"};
-  }
-  if (path == "/readyz") {
-    if (request.method != "GET") return method_not_allowed("GET");
-    return ready();
-  }
-  return error_response(404, "invalid_request_error", "No such route.");
-}
-
-auth::User App::authenticate(const http::Request& request) {
-  std::string token = parse_bearer_token(request);
-  // A user the cache knows needs no connection.
-  if (auto user = auth::cached_user(tokens_, token)) return *user;
-  auto conn = pool_.acquire();
-  auto user = auth::authenticate_cached(tokens_, conn, token);
-  if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
-  return *user;
-}
-
-http::Response App::ready() {
-  if (draining_) return error_response(503, "api_error", "Not ready: the server is shutting down.");
-  // Not the request pool's state: a busy API still serves, and a balancer that took every busy
-  // API out of rotation would turn overload into an outage.
-  if (!readiness_.database_reachable()) return error_response(503, "api_error", "Not ready: database unavailable.");
-  return http::Response{200, "application/json", {}, "{\"status\":\"ready\"}"};
-}
-
-http::Response App::metrics_page() {
-  // Gauges of this App's own pool are rendered here rather than registered, so they never
-  // outlive it.
-  auto stats = pool_.stats();
-  std::string body = metrics::default_registry().render();
-  body += "# HELP rocket_rides_db_pool_connections Database connections by state.\n";
-  body += "# TYPE rocket_rides_db_pool_connections gauge\n";
-  body += "rocket_rides_db_pool_connections{state=\"in_use\"} " + std::to_string(stats.in_use) + "\n";
-  body += "rocket_rides_db_pool_connections{state=\"idle\"} " + std::to_string(stats.idle) + "\n";
-  body += "rocket_rides_db_pool_connections{state=\"max\"} " + std::to_string(stats.size) + "\n";
-  body += "# HELP rocket_rides_db_pool_waiting Requests waiting for a database connection.\n";
-  body += "# TYPE rocket_rides_db_pool_waiting gauge\n";
-  body += "rocket_rides_db_pool_waiting " + std::to_string(stats.waiting) + "\n";
-  body +=
-      "# HELP rocket_rides_serialization_retries_total Transactions retried after a serialization failure or "
-      "deadlock.\n";
-  body += "# TYPE rocket_rides_serialization_retries_total counter\n";
-  body += "rocket_rides_serialization_retries_total " + std::to_string(runner_.serialization_retries()) + "\n";
-  return http::Response{200, "text/plain; version=0.0.4", {}, body};
+http::Response App::route(const http::Request& request, const RouteLookup& lookup) {
+  if (!lookup.route) return routing_refusal(lookup);
+  return endpoints_[lookup.index]->handle(request, lookup.arguments);
 }
 
 }  // namespace rr::api

@@ -1,5 +1,7 @@
-// The API as a function from request to response: routing, authentication, the error boundary,
-// request ids and the access log. The HTTP server only does I/O around it.
+// The API as a function from request to response: a router over the route table (routes.hpp) and
+// the error boundary around its endpoints, with the per-user in-flight limit, request ids and the
+// access log. The HTTP server only does I/O around it. App owns the collaborators the endpoints
+// are built with; each endpoint is given only those it needs.
 #pragma once
 
 #include <atomic>
@@ -7,14 +9,17 @@
 #include <memory>
 #include <optional>
 #include <variant>
+#include <vector>
 
 #include "common/api/api_settings.hpp"
+#include "common/api/authenticator.hpp"
 #include "common/api/database_readiness.hpp"
+#include "common/api/endpoint.hpp"
 #include "common/api/flow_endpoint.hpp"
 #include "common/api/in_flight_per_user.hpp"
-#include "common/api/outcome_answers.hpp"
+#include "common/api/metrics_page.hpp"
+#include "common/api/routes.hpp"
 #include "common/auth/token_cache.hpp"
-#include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/http/dispatch.hpp"
 #include "common/http/message.hpp"
@@ -28,17 +33,17 @@ class App {
  public:
   explicit App(const ApiSettings& settings, idempotency::RunnerOptions runner_options = {});
 
-  // Never throws: every failure becomes a response here.
+  // Never throws: every failure becomes a response here (the error boundary, failure_answer).
   http::Response handle(const http::Request& request);
-  // For the server's I/O thread: the answers that need nothing but memory (a replay of a key this
-  // process saw finish, a validation error); nullopt sends the request on to handle()
-  // on a worker. Never blocks, never throws.
+  // The answers the I/O thread could give from memory for a request that needs a worker (a replay
+  // of a key this process saw finish, a validation error); nullopt sends the request on to
+  // handle(). Never blocks, never throws.
   std::optional<http::Response> handle_in_memory(const http::Request& request);
-  // The server's triage on the I/O thread (common/api/dispatch.cpp): answers what needs no
-  // database (/healthz, 401 for a missing or malformed token, 404, 405, validation errors,
-  // replays from memory, 429 for a user at API_MAX_IN_FLIGHT_PER_USER) and sends /readyz to the
-  // control lane, the rest to the workers. A request of a user known from the token cache takes
-  // its in-flight slot here (Request::admission). Never blocks, never throws.
+  // The server's triage on the I/O thread (triage.cpp): answers what needs no database (/healthz,
+  // 401 for a missing or malformed token, 404, 405, validation errors, replays from memory, 429
+  // for a user at API_MAX_IN_FLIGHT_PER_USER) and sends each other request to its route's lane.
+  // A request of a user known from the token cache takes its in-flight slot here
+  // (Request::admission). Never blocks, never throws.
   http::Dispatch dispatch(http::Request& request);
 
   // From now on /readyz answers 503 whatever the database says, so load balancers take this
@@ -46,29 +51,26 @@ class App {
   // drain before a graceful stop.
   void stop_being_ready() { draining_ = true; }
 
-  // The Prometheus page: the process-wide registry plus this App's pool. Served on METRICS_PORT
-  // (api/serve.cpp), never on the public port, where /metrics is a 404 like any unknown path.
-  http::Response metrics_page();
+  // The Prometheus page (metrics_page.hpp), for METRICS_PORT.
+  http::Response metrics_page() { return metrics_page_.render(); }
 
   db::ConnectionPool& pool() { return pool_; }
   const ApiSettings& settings() const { return settings_; }
 
  private:
-  http::Response route(const http::Request& request);
+  // The endpoint's answer, or the 404 or 405 when no route serves the request.
+  http::Response route(const http::Request& request, const RouteLookup& lookup);
   // The answers that need no database, in the order the contract gives them; nullopt when the
-  // request needs a handler. Takes the request's in-flight slot into `admission` when its user is
-  // known from the token cache.
-  std::optional<http::Response> answer_without_database(const http::Request& request,
+  // request needs its endpoint's handle(). Takes the request's in-flight slot into `admission`
+  // when its user is known from the token cache.
+  std::optional<http::Response> answer_without_database(const http::Request& request, const RouteLookup& lookup,
                                                         std::shared_ptr<const void>& admission);
   // A slot for one more of this user's requests, or the 429 that refuses it.
   std::variant<std::shared_ptr<const InFlightPerUser::Slot>, http::Response> admit(std::int64_t user_id);
-  void name_the_key(const http::Request& request, http::Response& response);
-  http::Response finish(const http::Request& request, http::Response response, const std::string& request_id,
-                        std::chrono::steady_clock::time_point started);
-  http::Response get_ride(const http::Request& request, std::string_view id);
-  http::Response list_rides(const http::Request& request);
-  http::Response ready();
-  auth::User authenticate(const http::Request& request);
+  // Names the request's Idempotency-Key on an answer made outside its endpoint.
+  void name_the_key(const http::Request& request, const RouteLookup& lookup, http::Response& response);
+  http::Response finish(const http::Request& request, const RouteLookup& lookup, http::Response response,
+                        const std::string& request_id, std::chrono::steady_clock::time_point started);
 
   ApiSettings settings_;
   db::ConnectionPool pool_;
@@ -76,13 +78,13 @@ class App {
   auth::TokenCache tokens_;
   idempotency::FinishedResponses finished_;
   idempotency::PhaseRunner runner_;
+  Authenticator authenticator_;
   FlowEndpoint flows_;  // every POST that runs as a registered flow
   InFlightPerUser in_flight_;
   DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};
+  MetricsPage metrics_page_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;  // one per route, in all_routes() order
 };
-
-// Whether the route needs the caller's user (every registered flow, GET /rides, GET /rides/{id}).
-bool needs_user(const http::Request& request);
 
 }  // namespace rr::api

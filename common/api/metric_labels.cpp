@@ -1,7 +1,7 @@
 // Folding client-sent methods and paths into bounded label sets.
 #include "common/api/metric_labels.hpp"
 
-#include "common/flows/flow_registry.hpp"
+#include "common/api/routes.hpp"
 
 namespace rr::api {
 
@@ -12,15 +12,13 @@ std::string_view method_label(std::string_view method) {
   return "other";
 }
 
+std::string_view route_label(const RouteLookup& lookup) {
+  // A template of the route table: a closed set.
+  return lookup.path_template.empty() ? std::string_view("unmatched") : lookup.path_template;
+}
+
 std::string_view route_label(const http::Request& request) {
-  const std::string& path = request.path;
-  for (std::string_view known : {"/rides", "/healthz", "/readyz"}) {
-    if (path == known) return known;
-  }
-  // A flow's route by its template (closed set: the registry's entries).
-  if (auto found = flows::find_flow_by_path(path); found) return found->flow->path_template;
-  if (path.starts_with("/rides/")) return "/rides/{id}";
-  return "unmatched";
+  return route_label(find_route(request.method, request.path));
 }
 
 }  // namespace rr::api

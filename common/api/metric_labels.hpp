@@ -7,14 +7,16 @@
 #include <string>
 #include <string_view>
 
+#include "common/api/routes.hpp"
 #include "common/http/message.hpp"
 
 namespace rr::api {
 
 // The standard methods (RFC 9110, plus PATCH) as sent, case-sensitively; anything else "other".
 std::string_view method_label(std::string_view method);
-// The route a request matched: "/rides", "/rides/{id}", "/healthz", "/readyz"; anything else
-// "unmatched".
+// The route a request's path matched, whatever its method: a template of the route table
+// ("/rides", "/rides/{id}", "/rides/{id}/cancel", "/healthz", "/readyz"); anything else "unmatched".
+std::string_view route_label(const RouteLookup& lookup);
 std::string_view route_label(const http::Request& request);
 
 }  // namespace rr::api

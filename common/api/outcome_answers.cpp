@@ -1,6 +1,9 @@
 // Outcomes, key states and API errors as HTTP answers.
 #include "common/api/outcome_answers.hpp"
 
+#include "common/base/log.hpp"
+#include "common/db/connection_pool.hpp"
+#include "common/db/outage.hpp"
 #include "common/http/error_body.hpp"
 
 namespace rr::api {
@@ -17,6 +20,20 @@ http::Response error_response(int status, const std::string& type, const std::st
 
 http::Response error_response(const ApiError& error) {
   return error_response(error.status, error.type, error.what(), error.retry_after_seconds);
+}
+
+http::Response failure_answer(const std::exception& error, const std::string& request_id) {
+  if (const auto* api_error = dynamic_cast<const ApiError*>(&error)) return error_response(*api_error);
+  if (dynamic_cast<const db::PoolExhausted*>(&error)) {
+    log::warn("database pool exhausted", {{"request_id", request_id}});
+    return error_response(503, "api_error", "The service is busy; retry shortly.", 1);
+  }
+  if (auto outage = db::outage_message(error)) {
+    log::warn("database outage", {{"request_id", request_id}, {"error", error.what()}});
+    return error_response(503, "api_error", *outage, 2);
+  }
+  log::error("request failed", {{"request_id", request_id}, {"error", error.what()}});
+  return error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
 }
 
 http::Response stored_answer(int status, std::string body, bool replayed) {

@@ -3,7 +3,9 @@
 // an error type, Retry-After and a JSON body here and nowhere else.
 #pragma once
 
+#include <exception>
 #include <string>
+#include <utility>
 
 #include "common/api/api_error.hpp"
 #include "common/http/message.hpp"
@@ -16,6 +18,21 @@ namespace rr::api {
 http::Response error_response(int status, const std::string& type, const std::string& message,
                               int retry_after_seconds = 0);
 http::Response error_response(const ApiError& error);
+
+// The error boundary's answer for anything thrown while handling a request: an ApiError as it
+// says, an exhausted pool or a database outage (db::outage_message) a 503 with Retry-After, and
+// only what is left a 500. Logged with the request id.
+http::Response failure_answer(const std::exception& error, const std::string& request_id);
+// The error boundary around an endpoint: what `handle` answers, or failure_answer for whatever it
+// throws.
+template <typename Handle>
+http::Response within_error_boundary(const std::string& request_id, Handle&& handle) {
+  try {
+    return std::forward<Handle>(handle)();
+  } catch (const std::exception& e) {
+    return failure_answer(e, request_id);
+  }
+}
 
 // A stored final result, fresh or replayed (Idempotent-Replayed: true), byte for byte.
 http::Response stored_answer(int status, std::string body, bool replayed);

@@ -101,6 +101,12 @@ std::string parse_bearer_token(const http::Request& request) {
   return std::string(value);
 }
 
+void require_token_form(const http::Request& request) {
+  if (!auth::looks_like_token(parse_bearer_token(request))) {
+    throw ApiError(401, "authentication_error", "The bearer token is not valid.");
+  }
+}
+
 std::string parse_idempotency_key(const http::Request& request) {
   if (request.has_repeated_header("Idempotency-Key")) {
     throw ApiError(400, "invalid_request_error", "Send exactly one Idempotency-Key header.");

@@ -18,6 +18,9 @@ inline constexpr std::size_t kMaxIdempotencyKeyLength = 255;  // the schema's CH
 
 // The bearer token from `Authorization: Bearer <token>`; throws ApiError 401 when absent/malformed.
 std::string parse_bearer_token(const http::Request& request);
+// Throws ApiError 401, as the lookup would, for a token that cannot be one of ours: the check the
+// I/O thread makes before a worker looks the token up.
+void require_token_form(const http::Request& request);
 // The Idempotency-Key header, bare (as Stripe's clients send it) or as a quoted Structured Field
 // string (as the IETF draft writes it). Throws ApiError 400 when missing, repeated (as two
 // headers or a comma-separated list in one), blank (also "" or "  " quoted) or otherwise invalid.
