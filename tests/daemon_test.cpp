@@ -21,6 +21,8 @@
 #include "common/cli/run_main.hpp"
 #include "common/daemon/backoff.hpp"
 #include "common/daemon/daemon_args.hpp"
+#include "common/daemon/daemon_main.hpp"
+#include "common/daemon/drain.hpp"
 #include "common/daemon/loop_runner.hpp"
 #include "common/daemon/stop_signal.hpp"
 #include "common/daemon/systemd_notify.hpp"
@@ -451,6 +453,75 @@ BOOST_AUTO_TEST_CASE(an_unknown_argument_is_a_usage_error_naming_it) {
   } catch (const rr::cli::UsageError& e) {
     BOOST_TEST(std::string(e.what()).find("--twice") != std::string::npos);
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(daemon_skeleton, CleanStop)
+
+// A worker that answers a scripted sequence of batch sizes (batch size 10) and records its calls.
+class ScriptedWorker final : public daemon_ns::Worker {
+ public:
+  explicit ScriptedWorker(std::vector<int> batches) : batches_(std::move(batches)) {}
+  daemon_ns::PassOutcome run_once() override {
+    int size = calls < static_cast<int>(batches_.size()) ? batches_[static_cast<std::size_t>(calls)] : 0;
+    ++calls;
+    if (size < 0) throw std::runtime_error("pass failed");
+    return {size > 0, size >= 10};
+  }
+  void announce_start() override { ++announced; }
+  int calls = 0;
+  int announced = 0;
+
+ private:
+  std::vector<int> batches_;
+};
+
+BOOST_AUTO_TEST_CASE(a_drain_repeats_full_batches_and_ends_at_the_first_short_one) {
+  ScriptedWorker worker({10, 10, 3, 10});
+  BOOST_TEST(daemon_ns::drain([&] { return worker.run_once(); }) == 3);
+  BOOST_TEST(worker.calls == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_drain_stops_at_its_pass_limit_or_a_stop_request) {
+  ScriptedWorker endless(std::vector<int>(100, 10));
+  BOOST_TEST(daemon_ns::drain([&] { return endless.run_once(); }, 4) == 4);
+  daemon_ns::request_stop();
+  BOOST_TEST(daemon_ns::drain([&] { return endless.run_once(); }) == 0);
+  BOOST_TEST(endless.calls == 4);
+}
+
+BOOST_AUTO_TEST_CASE(once_drains_without_the_loop_and_exits_zero) {
+  ScriptedWorker worker({10, 10, 0});
+  rr::config::LoopSettings loop{};
+  loop.batch_size = 10;
+  const int status = daemon_ns::run_worker({.once = true}, "test-loop", loop, worker);
+  BOOST_TEST(status == 0);
+  BOOST_TEST(worker.calls == 3);
+  BOOST_TEST(worker.announced == 0);  // loop mode only
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_pass_under_once_propagates_instead_of_backing_off) {
+  ScriptedWorker worker({10, -1});
+  rr::config::LoopSettings loop{};
+  BOOST_CHECK_THROW(daemon_ns::run_worker({.once = true}, "test-loop", loop, worker), std::runtime_error);
+  BOOST_TEST(worker.calls == 2);
+}
+
+BOOST_AUTO_TEST_CASE(the_loop_mode_announces_once_and_runs_until_a_stop) {
+  ScriptedWorker worker({10, 10, 0});
+  rr::config::LoopSettings loop{};
+  loop.idle_sleep = 10ms;
+  loop.max_backoff = 10ms;
+  std::thread stopper([] {
+    std::this_thread::sleep_for(200ms);
+    daemon_ns::request_stop();
+  });
+  const int status = daemon_ns::run_worker({}, "test-loop", loop, worker);
+  stopper.join();
+  BOOST_TEST(status == 0);
+  BOOST_TEST(worker.announced == 1);
+  BOOST_TEST(worker.calls > 3);  // idle passes go on after the scripted ones
 }
 
 BOOST_AUTO_TEST_SUITE_END()

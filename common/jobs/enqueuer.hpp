@@ -23,6 +23,7 @@ namespace rr::jobs {
 struct EnqueueReport {
   std::int64_t enqueued = 0;  // jobs pushed to Redis and deleted from staged_jobs
   std::int64_t passes = 0;    // batches (transactions) that moved jobs
+  bool full_batch(std::int64_t batch_size) const { return enqueued >= batch_size; }
 };
 
 class Enqueuer {
