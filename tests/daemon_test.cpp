@@ -168,6 +168,55 @@ BOOST_AUTO_TEST_CASE(a_second_signal_exits_at_once_with_status_one) {
   BOOST_TEST(WEXITSTATUS(status) == 1);
 }
 
+BOOST_AUTO_TEST_CASE(the_second_signal_writes_the_processs_own_line_with_the_signal) {
+  int pipe_fds[2];
+  BOOST_REQUIRE(::pipe(pipe_fds) == 0);
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    daemon_ns::install_stop_handlers(0ms, "level=warn msg=\"second signal: exiting now\"");
+    std::raise(SIGTERM);
+    if (daemon_ns::stop_signal_number() != SIGTERM) ::_exit(3);
+    std::raise(SIGINT);
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string written;
+  char buffer[256];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+    written.append(buffer, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 1);
+  BOOST_TEST(written == "level=warn msg=\"second signal: exiting now\" signal=" + std::to_string(SIGINT) + "\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_that_came_while_blocked_ends_wait_for_stop_in_the_waiting_thread) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    daemon_ns::install_stop_handlers();
+    daemon_ns::block_stop_signals();
+    std::raise(SIGTERM);  // pending: no handler runs while blocked
+    if (daemon_ns::stop_requested()) ::_exit(3);
+    daemon_ns::wait_for_stop();
+    ::_exit(daemon_ns::stop_signal_number() == SIGTERM ? 0 : 4);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_requested_in_code_has_no_signal_number) {
+  daemon_ns::request_stop();
+  daemon_ns::wait_for_stop();  // returns at once
+  BOOST_TEST(daemon_ns::stop_signal_number() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_graceful_stop_that_overruns_the_shutdown_timeout_exits_with_status_one) {
   std::fflush(nullptr);
   auto start = std::chrono::steady_clock::now();
