@@ -41,7 +41,6 @@ class CompleterWorker final : public rr::daemon::Worker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return rr::daemon::daemon_main<rr::maintenance::CompleterSettings>(
-      argc, argv, {"rocket-rides-completer", "completer"},
-      [](const rr::maintenance::CompleterSettings& settings) { return std::make_unique<CompleterWorker>(settings); });
+  return rr::daemon::daemon_main<rr::maintenance::CompleterSettings, CompleterWorker>(
+      argc, argv, {"rocket-rides-completer", "completer"});
 }

@@ -46,7 +46,6 @@ class EnqueuerWorker final : public rr::daemon::Worker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return rr::daemon::daemon_main<rr::jobs::EnqueuerConfig>(
-      argc, argv, {"rocket-rides-enqueuer", "enqueuer"},
-      [](const rr::jobs::EnqueuerConfig& config) { return std::make_unique<EnqueuerWorker>(config); });
+  return rr::daemon::daemon_main<rr::jobs::EnqueuerConfig, EnqueuerWorker>(argc, argv,
+                                                                           {"rocket-rides-enqueuer", "enqueuer"});
 }

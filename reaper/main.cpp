@@ -32,7 +32,6 @@ class ReaperWorker final : public rr::daemon::Worker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return rr::daemon::daemon_main<rr::maintenance::ReaperSettings>(
-      argc, argv, {"rocket-rides-reaper", "reaper"},
-      [](const rr::maintenance::ReaperSettings& settings) { return std::make_unique<ReaperWorker>(settings); });
+  return rr::daemon::daemon_main<rr::maintenance::ReaperSettings, ReaperWorker>(argc, argv,
+                                                                                {"rocket-rides-reaper", "reaper"});
 }

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <concepts>
 #include <functional>
-#include <memory>
 #include <string>
 
 #include "common/cli/exit_codes.hpp"
@@ -52,16 +51,16 @@ struct DaemonIdentity {
 int run_worker(const DaemonArgs& args, const std::string& loop_name, const config::LoopSettings& loop, Worker& worker);
 
 // A daemon's whole main(): parse the line (a usage error exits 2), read the settings (invalid: 2),
-// install the stop handlers with SHUTDOWN_TIMEOUT, build the worker, run it. `make_worker` takes
-// the settings (which outlive the worker) and returns a std::unique_ptr to a Worker.
-template <DaemonSettings Settings, typename MakeWorker>
-int daemon_main(int argc, char** argv, const DaemonIdentity& identity, MakeWorker make_worker) {
+// install the stop handlers with SHUTDOWN_TIMEOUT, build the worker from the settings, run it.
+template <DaemonSettings Settings, std::derived_from<Worker> DaemonWorker>
+requires std::constructible_from<DaemonWorker, const Settings&>
+int daemon_main(int argc, char** argv, const DaemonIdentity& identity) {
   return cli::run_main(identity.program, [&]() -> int {
     const DaemonArgs args = parse_daemon_args(argc, argv);
     const Settings settings = Settings::from_env(config::Environment::process());
     install_stop_handlers(settings.loop.shutdown_timeout);
-    std::unique_ptr<Worker> worker = make_worker(settings);
-    return run_worker(args, identity.loop_name, settings.loop, *worker);
+    DaemonWorker worker(settings);
+    return run_worker(args, identity.loop_name, settings.loop, worker);
   });
 }
 
