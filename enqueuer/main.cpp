@@ -9,7 +9,7 @@ namespace {
 
 class EnqueuerWorker final : public rr::daemon::Worker {
  public:
-  explicit EnqueuerWorker(const rr::jobs::EnqueuerConfig& config) : enqueuer_(config) {}
+  explicit EnqueuerWorker(const rr::jobs::EnqueuerSettings& config) : enqueuer_(config) {}
 
   // Any work repeats the pass at once (more rows may have been staged meanwhile); `--once` stops
   // at the first short batch.
@@ -38,7 +38,7 @@ class EnqueuerWorker final : public rr::daemon::Worker {
   }
 
  private:
-  const rr::jobs::EnqueuerConfig& config() const { return enqueuer_.config(); }
+  const rr::jobs::EnqueuerSettings& config() const { return enqueuer_.config(); }
 
   rr::jobs::Enqueuer enqueuer_;
 };
@@ -46,6 +46,6 @@ class EnqueuerWorker final : public rr::daemon::Worker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return rr::daemon::daemon_main<rr::jobs::EnqueuerConfig, EnqueuerWorker>(argc, argv,
-                                                                           {"rocket-rides-enqueuer", "enqueuer"});
+  return rr::daemon::daemon_main<rr::jobs::EnqueuerSettings, EnqueuerWorker>(argc, argv,
+                                                                             {"rocket-rides-enqueuer", "enqueuer"});
 }

@@ -62,7 +62,7 @@ bool idle_connection_has_input(int socket) {
 
 }  // namespace
 
-Enqueuer::Enqueuer(EnqueuerConfig config)
+Enqueuer::Enqueuer(EnqueuerSettings config)
     : config_(std::move(config)),
       redis_connector_(config_.redis, config_.redis_options),
       jobs_metric_(metrics::default_registry().counter("rocket_rides_enqueuer_jobs_total",
