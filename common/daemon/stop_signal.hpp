@@ -19,7 +19,8 @@ void install_stop_handlers(std::chrono::milliseconds shutdown_timeout = std::chr
                            std::string_view second_signal_line = kDaemonSecondSignalLine);
 
 bool stop_requested();
-// The signal that requested the stop (SIGTERM or SIGINT); 0 before one, or after request_stop().
+// The signal that requested the stop (SIGTERM or SIGINT); 0 while no signal has (no stop yet, or
+// a stop from request_stop()).
 int stop_signal_number();
 // For a process whose work runs on threads of its own (the API): block_stop_signals() before
 // starting them (they inherit the block, so no handler interrupts a worker's system call), then
