@@ -12,6 +12,7 @@
 #include "common/cli/run_main.hpp"
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
+#include "common/db/sql_seconds.hpp"
 #include "common/idempotency/key_inspection.hpp"
 #include "common/idempotency/manual_unlock.hpp"
 
@@ -38,8 +39,6 @@ Context context_from_env() {
   return {config::DatabaseSettings::from_env(env), config::WorkflowSettings::from_env(env).lock_timeout};
 }
 
-double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
-
 std::int64_t key_id_flag(const Flags& flags) {
   return flags.integer("id", 0, 1, std::numeric_limits<std::int64_t>::max());
 }
@@ -55,8 +54,8 @@ std::string lock_phrase(const KeyDetails& key) {
 std::string describe_lock(const KeyDetails& key, std::chrono::milliseconds lock_timeout) {
   switch (key.lock) {
     case LockState::live:
-      return "live: " + lock_phrase(key) + " (IDEMPOTENCY_KEY_LOCK_TIMEOUT " + whole_seconds(seconds_of(lock_timeout)) +
-             ")";
+      return "live: " + lock_phrase(key) + " (IDEMPOTENCY_KEY_LOCK_TIMEOUT " +
+             whole_seconds(db::seconds_of(lock_timeout)) + ")";
     case LockState::expired:
       return "expired: " + lock_phrase(key) + "; the next retry or completer pass takes it over";
     case LockState::none:
@@ -83,7 +82,7 @@ void write_key_json(JsonOutput& out, const KeyDetails& key, std::chrono::millise
       .field("live", key.lock == LockState::live)
       .field("locked_at", key.locked_at)
       .field("expires_in_seconds", key.lock_expires_in_seconds)
-      .field("timeout_seconds", seconds_of(lock_timeout))
+      .field("timeout_seconds", db::seconds_of(lock_timeout))
       .end_object();
   out.field("attempts", key.attempts)
       .field("last_error", key.last_error)
@@ -251,7 +250,7 @@ UnlockReport describe_unlock(const idempotency::ManualUnlock& outcome, std::int6
       }
       return {"refused", cli::kExitRefused,
               name + "'s lock is live (" + lock_phrase(key) + "; IDEMPOTENCY_KEY_LOCK_TIMEOUT " +
-                  whole_seconds(seconds_of(lock_timeout)) +
+                  whole_seconds(db::seconds_of(lock_timeout)) +
                   "): a request or the completer may be working on it; nothing done. Wait for it to expire, or pass "
                   "--force"};
     case Result::changed:

@@ -2,13 +2,12 @@
 // while still serving), stop accepting, finish in-flight requests, exit.
 #include "api/serve.hpp"
 
-#include <signal.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "common/api/app.hpp"
@@ -16,6 +15,7 @@
 #include "common/cli/exit_codes.hpp"
 #include "common/config/environment.hpp"
 #include "common/daemon/metrics_endpoint.hpp"
+#include "common/daemon/stop_signal.hpp"
 #include "common/daemon/systemd_notify.hpp"
 #include "common/http/client.hpp"
 #include "common/http/server.hpp"
@@ -27,16 +27,9 @@ namespace {
 // process's first check waits for its first ping); two so that wait holds up no other check.
 constexpr std::size_t kControlThreads = 2;
 
-// Blocks SIGTERM/SIGINT in every thread (threads inherit the mask) and waits for them here, so
-// no handler runs in a random thread.
-sigset_t block_stop_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
-}
+// What a second SIGTERM/SIGINT, during the drain or while in-flight requests finish, writes before
+// exiting with status 1: the operator (or systemd's final signal) has decided not to wait.
+constexpr std::string_view kSecondSignalLine = "level=warn msg=\"second signal: exiting now\"";
 
 // Feeds systemd's watchdog only while the server answers its own /healthz (the acceptor and I/O
 // threads work) and its worker pool makes progress (checked inside the process: the public
@@ -80,17 +73,6 @@ class HealthWatchdog {
   std::thread thread_;
 };
 
-// A second SIGTERM/SIGINT, during the drain or while in-flight requests finish, exits at once:
-// the operator (or systemd's final signal) has decided not to wait.
-void exit_on_a_second_signal(sigset_t stop_signals) {
-  std::thread([stop_signals]() mutable {
-    int again = 0;
-    sigwait(&stop_signals, &again);
-    log::warn("second signal: exiting now", {{"signal", again}});
-    std::_Exit(cli::kExitFailure);
-  }).detach();
-}
-
 // "2", "0.5", "2.25": the drain as an operator wrote it in SHUTDOWN_DRAIN.
 std::string seconds_text(std::chrono::milliseconds duration) {
   char buf[32];
@@ -102,7 +84,10 @@ std::string seconds_text(std::chrono::milliseconds duration) {
 
 int run_server() {
   auto settings = ApiSettings::from_env(config::Environment::process());
-  sigset_t stop_signals = block_stop_signals();
+  // The daemons' stop handling (common/daemon/stop_signal.hpp), without its SHUTDOWN_TIMEOUT alarm:
+  // here SHUTDOWN_TIMEOUT bounds the wait for in-flight requests after the drain, below.
+  daemon::install_stop_handlers(std::chrono::milliseconds{0}, kSecondSignalLine);
+  daemon::block_stop_signals();
 
   App app(settings);
   http::ServerOptions options;
@@ -131,10 +116,9 @@ int run_server() {
   daemon::notify_ready();
   HealthWatchdog watchdog(server, settings.bind_address, server.port());
 
-  int signo = 0;
-  sigwait(&stop_signals, &signo);
+  daemon::wait_for_stop();
+  const int signo = daemon::stop_signal_number();
   daemon::notify_stopping();
-  exit_on_a_second_signal(stop_signals);
   if (settings.shutdown_drain.count() > 0) {
     app.stop_being_ready();
     server.close_connections_after_each_answer();

@@ -1,39 +1,51 @@
 // rocket-rides-enqueuer: moves committed staged_jobs rows into Sidekiq's Redis queue.
-// `--once` drains what is staged now and exits; otherwise it runs until SIGTERM.
+// `--once` drains what is staged now and exits; otherwise it runs until SIGTERM. The rest of the
+// daemon is the shared skeleton, common/daemon/daemon_main.hpp.
 #include "common/base/log.hpp"
-#include "common/cli/exit_codes.hpp"
-#include "common/cli/run_main.hpp"
-#include "common/daemon/daemon_args.hpp"
-#include "common/daemon/loop_runner.hpp"
-#include "common/daemon/metrics_endpoint.hpp"
-#include "common/daemon/stop_signal.hpp"
+#include "common/daemon/daemon_main.hpp"
 #include "common/jobs/enqueuer.hpp"
 
-int main(int argc, char** argv) {
-  return rr::cli::run_main("rocket-rides-enqueuer", [&] {
-    const auto args = rr::daemon::parse_daemon_args(argc, argv);
-    const auto config = rr::jobs::EnqueuerConfig::from_env(rr::config::Environment::process());
-    rr::daemon::install_stop_handlers(config.loop.shutdown_timeout);
-    rr::jobs::Enqueuer enqueuer(config);
-    if (args.once) {
-      enqueuer.drain();
-      return rr::cli::kExitOk;
-    }
-    rr::daemon::MetricsEndpoint metrics(config.loop.metrics.address, config.loop.metrics.port);
-    auto options = rr::daemon::LoopOptions::from_settings("enqueuer", config.loop);
-    if (enqueuer.has_wake_up()) {
-      options.wait_for_work = [&](std::chrono::milliseconds timeout) { return enqueuer.wait_for_jobs(timeout); };
-    }
+namespace {
+
+class EnqueuerWorker final : public rr::daemon::Worker {
+ public:
+  explicit EnqueuerWorker(const rr::jobs::EnqueuerSettings& config) : enqueuer_(config) {}
+
+  // Any work repeats the pass at once (more rows may have been staged meanwhile); `--once` stops
+  // at the first short batch.
+  rr::daemon::PassOutcome run_once() override {
+    auto report = enqueuer_.run_once();
+    return {report.enqueued > 0, report.full_batch(config().loop.batch_size)};
+  }
+
+  // A NOTIFY from the staging transaction wakes the loop; without a LISTEN it polls.
+  std::function<bool(std::chrono::milliseconds)> wake_up() override {
+    if (!enqueuer_.has_wake_up()) return {};
+    return [this](std::chrono::milliseconds timeout) { return enqueuer_.wait_for_jobs(timeout); };
+  }
+
+  void announce_start() override {
+    const auto& c = config();
     rr::log::info(
         "enqueuer started",
-        {{"queue", config.queue},
-         {"batch_size", config.loop.batch_size},
-         {"wake_up", enqueuer.has_wake_up() ? "listen" : "poll"},
-         {"sidekiq_timestamps", config.timestamps == rr::jobs::SidekiqTimestamps::seconds ? "seconds" : "milliseconds"},
-         {"idle_sleep", config.loop.idle_sleep},
-         {"redis", config.redis.describe()},
-         {"redis_min_replicas", config.replicas.required}});
-    rr::daemon::run_loop(options, [&] { return rr::daemon::PassOutcome{enqueuer.run_once().enqueued > 0}; });
-    return rr::cli::kExitOk;
-  });
+        {{"queue", c.queue},
+         {"batch_size", c.loop.batch_size},
+         {"wake_up", enqueuer_.has_wake_up() ? "listen" : "poll"},
+         {"sidekiq_timestamps", c.timestamps == rr::jobs::SidekiqTimestamps::seconds ? "seconds" : "milliseconds"},
+         {"idle_sleep", c.loop.idle_sleep},
+         {"redis", c.redis.describe()},
+         {"redis_min_replicas", c.replicas.required}});
+  }
+
+ private:
+  const rr::jobs::EnqueuerSettings& config() const { return enqueuer_.config(); }
+
+  rr::jobs::Enqueuer enqueuer_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return rr::daemon::daemon_main<rr::jobs::EnqueuerSettings, EnqueuerWorker>(argc, argv,
+                                                                             {"rocket-rides-enqueuer", "enqueuer"});
 }

@@ -1,38 +1,37 @@
 // rocket-rides-reaper: deletes idempotency keys past the horizon in short batches, archiving the
-// unfinished ones (common/maintenance/reaper.hpp). `--once` reaps until no full batch remains.
-#include "common/cli/exit_codes.hpp"
-#include "common/cli/run_main.hpp"
-#include "common/daemon/daemon_args.hpp"
-#include "common/daemon/loop_runner.hpp"
-#include "common/daemon/metrics_endpoint.hpp"
-#include "common/daemon/stop_signal.hpp"
+// unfinished ones (common/maintenance/reaper.hpp). `--once` reaps until no full batch remains; the
+// rest of the daemon is the shared skeleton, common/daemon/daemon_main.hpp.
+#include "common/daemon/daemon_main.hpp"
 #include "common/maintenance/reaper.hpp"
 #include "common/maintenance/reaper_settings.hpp"
 
 namespace {
+
 constexpr std::size_t kPoolSize = 1;
 constexpr std::chrono::seconds kCheckoutTimeout{10};
+
+class ReaperWorker final : public rr::daemon::Worker {
+ public:
+  explicit ReaperWorker(const rr::maintenance::ReaperSettings& settings)
+      : pool_(settings.database.url, settings.database.session, kPoolSize, kCheckoutTimeout),
+        options_(settings.reaper_options()),
+        reaper_(pool_, options_) {}
+
+  // A full batch means more may be waiting: the loop repeats at once; a partial one means done.
+  rr::daemon::PassOutcome run_once() override {
+    bool full = reaper_.run_once().full_batch(options_.batch_size);
+    return {full, full};
+  }
+
+ private:
+  rr::db::ConnectionPool pool_;
+  rr::maintenance::ReaperOptions options_;
+  rr::maintenance::Reaper reaper_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  return rr::cli::run_main("rocket-rides-reaper", [&]() -> int {
-    auto args = rr::daemon::parse_daemon_args(argc, argv);
-    auto settings = rr::maintenance::ReaperSettings::from_env(rr::config::Environment::process());
-    rr::daemon::install_stop_handlers(settings.loop.shutdown_timeout);
-
-    rr::db::ConnectionPool pool(settings.database.url, settings.database.session, kPoolSize, kCheckoutTimeout);
-    auto options = settings.reaper_options();
-    rr::maintenance::Reaper reaper(pool, options);
-
-    // A full batch means more may be waiting: the loop repeats at once; a partial one means done.
-    auto pass = [&] { return rr::daemon::PassOutcome{reaper.run_once().full_batch(options.batch_size)}; };
-    if (args.once) {
-      while (pass().did_work && !rr::daemon::stop_requested()) {
-      }
-      return rr::cli::kExitOk;
-    }
-    rr::daemon::MetricsEndpoint metrics(settings.loop.metrics.address, settings.loop.metrics.port);
-    rr::daemon::run_loop(rr::daemon::LoopOptions::from_settings("reaper", settings.loop), pass);
-    return rr::cli::kExitOk;
-  });
+  return rr::daemon::daemon_main<rr::maintenance::ReaperSettings, ReaperWorker>(argc, argv,
+                                                                                {"rocket-rides-reaper", "reaper"});
 }

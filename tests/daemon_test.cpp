@@ -21,6 +21,8 @@
 #include "common/cli/run_main.hpp"
 #include "common/daemon/backoff.hpp"
 #include "common/daemon/daemon_args.hpp"
+#include "common/daemon/daemon_main.hpp"
+#include "common/daemon/drain.hpp"
 #include "common/daemon/loop_runner.hpp"
 #include "common/daemon/stop_signal.hpp"
 #include "common/daemon/systemd_notify.hpp"
@@ -164,6 +166,55 @@ BOOST_AUTO_TEST_CASE(a_second_signal_exits_at_once_with_status_one) {
   ::waitpid(pid, &status, 0);
   BOOST_TEST(WIFEXITED(status));
   BOOST_TEST(WEXITSTATUS(status) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(the_second_signal_writes_the_processs_own_line_with_the_signal) {
+  int pipe_fds[2];
+  BOOST_REQUIRE(::pipe(pipe_fds) == 0);
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    daemon_ns::install_stop_handlers(0ms, "level=warn msg=\"second signal: exiting now\"");
+    std::raise(SIGTERM);
+    if (daemon_ns::stop_signal_number() != SIGTERM) ::_exit(3);
+    std::raise(SIGINT);
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string written;
+  char buffer[256];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+    written.append(buffer, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 1);
+  BOOST_TEST(written == "level=warn msg=\"second signal: exiting now\" signal=" + std::to_string(SIGINT) + "\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_that_came_while_blocked_ends_wait_for_stop_in_the_waiting_thread) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    daemon_ns::install_stop_handlers();
+    daemon_ns::block_stop_signals();
+    std::raise(SIGTERM);  // pending: no handler runs while blocked
+    if (daemon_ns::stop_requested()) ::_exit(3);
+    daemon_ns::wait_for_stop();
+    ::_exit(daemon_ns::stop_signal_number() == SIGTERM ? 0 : 4);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_requested_in_code_has_no_signal_number) {
+  daemon_ns::request_stop();
+  daemon_ns::wait_for_stop();  // returns at once
+  BOOST_TEST(daemon_ns::stop_signal_number() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_graceful_stop_that_overruns_the_shutdown_timeout_exits_with_status_one) {
@@ -451,6 +502,75 @@ BOOST_AUTO_TEST_CASE(an_unknown_argument_is_a_usage_error_naming_it) {
   } catch (const rr::cli::UsageError& e) {
     BOOST_TEST(std::string(e.what()).find("--twice") != std::string::npos);
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(daemon_skeleton, CleanStop)
+
+// A worker that answers a scripted sequence of batch sizes (batch size 10) and records its calls.
+class ScriptedWorker final : public daemon_ns::Worker {
+ public:
+  explicit ScriptedWorker(std::vector<int> batches) : batches_(std::move(batches)) {}
+  daemon_ns::PassOutcome run_once() override {
+    int size = calls < static_cast<int>(batches_.size()) ? batches_[static_cast<std::size_t>(calls)] : 0;
+    ++calls;
+    if (size < 0) throw std::runtime_error("pass failed");
+    return {size > 0, size >= 10};
+  }
+  void announce_start() override { ++announced; }
+  int calls = 0;
+  int announced = 0;
+
+ private:
+  std::vector<int> batches_;
+};
+
+BOOST_AUTO_TEST_CASE(a_drain_repeats_full_batches_and_ends_at_the_first_short_one) {
+  ScriptedWorker worker({10, 10, 3, 10});
+  BOOST_TEST(daemon_ns::drain([&] { return worker.run_once(); }) == 3);
+  BOOST_TEST(worker.calls == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_drain_stops_at_its_pass_limit_or_a_stop_request) {
+  ScriptedWorker endless(std::vector<int>(100, 10));
+  BOOST_TEST(daemon_ns::drain([&] { return endless.run_once(); }, 4) == 4);
+  daemon_ns::request_stop();
+  BOOST_TEST(daemon_ns::drain([&] { return endless.run_once(); }) == 0);
+  BOOST_TEST(endless.calls == 4);
+}
+
+BOOST_AUTO_TEST_CASE(once_drains_without_the_loop_and_exits_zero) {
+  ScriptedWorker worker({10, 10, 0});
+  rr::config::LoopSettings loop{};
+  loop.batch_size = 10;
+  const int status = daemon_ns::run_worker({.once = true}, "test-loop", loop, worker);
+  BOOST_TEST(status == 0);
+  BOOST_TEST(worker.calls == 3);
+  BOOST_TEST(worker.announced == 0);  // loop mode only
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_pass_under_once_propagates_instead_of_backing_off) {
+  ScriptedWorker worker({10, -1});
+  rr::config::LoopSettings loop{};
+  BOOST_CHECK_THROW(daemon_ns::run_worker({.once = true}, "test-loop", loop, worker), std::runtime_error);
+  BOOST_TEST(worker.calls == 2);
+}
+
+BOOST_AUTO_TEST_CASE(the_loop_mode_announces_once_and_runs_until_a_stop) {
+  ScriptedWorker worker({10, 10, 0});
+  rr::config::LoopSettings loop{};
+  loop.idle_sleep = 10ms;
+  loop.max_backoff = 10ms;
+  std::thread stopper([] {
+    std::this_thread::sleep_for(200ms);
+    daemon_ns::request_stop();
+  });
+  const int status = daemon_ns::run_worker({}, "test-loop", loop, worker);
+  stopper.join();
+  BOOST_TEST(status == 0);
+  BOOST_TEST(worker.announced == 1);
+  BOOST_TEST(worker.calls > 3);  // idle passes go on after the scripted ones
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,7 +4,7 @@
 
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
-#include "common/jobs/enqueuer_config.hpp"
+#include "common/jobs/enqueuer_settings.hpp"
 
 using rr::config::ConfigError;
 using rr::config::Environment;
@@ -17,7 +17,7 @@ const std::string kDirect = "postgresql://u@127.0.0.1:5432/db";
 
 std::string failing_variable(const Environment& env) {
   try {
-    rr::jobs::EnqueuerConfig::from_env(env);
+    rr::jobs::EnqueuerSettings::from_env(env);
   } catch (const ConfigError& e) {
     return e.variable();
   }
@@ -64,20 +64,20 @@ BOOST_AUTO_TEST_CASE(every_statement_is_bounded_by_thirty_seconds_unless_told_ot
 }
 
 BOOST_AUTO_TEST_CASE(with_prepared_statements_the_enqueuer_listens_on_database_url) {
-  auto config = rr::jobs::EnqueuerConfig::from_env(enqueuer_env({}));
+  auto config = rr::jobs::EnqueuerSettings::from_env(enqueuer_env({}));
   BOOST_TEST(config.listen_url == kDatabase);
   BOOST_TEST(config.loop.idle_sleep.count() == 5000);
 }
 
 BOOST_AUTO_TEST_CASE(without_them_and_without_a_direct_url_it_polls_four_times_a_second) {
-  auto config = rr::jobs::EnqueuerConfig::from_env(enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", "off"}}));
+  auto config = rr::jobs::EnqueuerSettings::from_env(enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", "off"}}));
   BOOST_TEST(config.listen_url.empty());
   BOOST_TEST(config.loop.idle_sleep.count() == 250);
 }
 
 BOOST_AUTO_TEST_CASE(a_direct_url_for_listen_is_used_whatever_the_mode) {
   for (const char* mode : {"on", "off"}) {
-    auto config = rr::jobs::EnqueuerConfig::from_env(
+    auto config = rr::jobs::EnqueuerSettings::from_env(
         enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", mode}, {"LISTEN_DATABASE_URL", kDirect}}));
     BOOST_TEST(config.listen_url == kDirect);
     BOOST_TEST(config.loop.idle_sleep.count() == 5000);
@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(a_direct_url_for_listen_is_used_whatever_the_mode) {
 }
 
 BOOST_AUTO_TEST_CASE(an_explicit_idle_sleep_wins) {
-  auto config = rr::jobs::EnqueuerConfig::from_env(
+  auto config = rr::jobs::EnqueuerSettings::from_env(
       enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", "off"}, {"ENQUEUER_IDLE_SLEEP", "1.5"}}));
   BOOST_TEST(config.loop.idle_sleep.count() == 1500);
 }

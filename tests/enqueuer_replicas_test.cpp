@@ -21,7 +21,7 @@
 
 using namespace std::chrono_literals;
 using rr::jobs::Enqueuer;
-using rr::jobs::EnqueuerConfig;
+using rr::jobs::EnqueuerSettings;
 using rr::jobs::ReplicasShort;
 using rr::test::RedisServer;
 
@@ -45,12 +45,12 @@ struct Fixture {
             {"NOTIFY_SOCKET", std::nullopt}};
   }
 
-  EnqueuerConfig config() const {
+  EnqueuerSettings config() const {
     std::map<std::string, std::string> values;
     for (const auto& [name, value] : binary_env()) {
       if (value) values[name] = *value;
     }
-    auto result = EnqueuerConfig::from_env(rr::config::Environment::from_map(values));
+    auto result = EnqueuerSettings::from_env(rr::config::Environment::from_map(values));
     result.replicas.timeout = 300ms;  // what WAIT waits for a replica that is not there
     return result;
   }

@@ -31,7 +31,7 @@
 
 using namespace std::chrono_literals;
 using rr::jobs::Enqueuer;
-using rr::jobs::EnqueuerConfig;
+using rr::jobs::EnqueuerSettings;
 using rr::redis::Connection;
 using rr::redis::parse_redis_url;
 
@@ -57,14 +57,14 @@ struct Fixture {
     }
   }
 
-  EnqueuerConfig config(std::int64_t batch_size = 100) const {
+  EnqueuerSettings config(std::int64_t batch_size = 100) const {
     auto env =
         rr::config::Environment::from_map({{"DATABASE_URL", database().url()},
                                            {"DATABASE_PREPARED_STATEMENTS", database().prepared_statements_setting()},
                                            {"LISTEN_DATABASE_URL", database().direct_url()},
                                            {"REDIS_URL", redis_url},
                                            {"ENQUEUER_QUEUE", queue}});
-    auto result = EnqueuerConfig::from_env(env);
+    auto result = EnqueuerSettings::from_env(env);
     result.loop.batch_size = batch_size;
     return result;
   }
@@ -188,7 +188,7 @@ BOOST_AUTO_TEST_CASE(sidekiq_timestamps_is_read_with_seconds_as_default_and_refu
     std::map<std::string, std::string> values{{"DATABASE_URL", "postgresql://u@127.0.0.1:1/db"},
                                               {"REDIS_URL", "redis://127.0.0.1:1/0"}};
     if (value) values["SIDEKIQ_TIMESTAMPS"] = *value;
-    return EnqueuerConfig::from_env(rr::config::Environment::from_map(values)).timestamps;
+    return EnqueuerSettings::from_env(rr::config::Environment::from_map(values)).timestamps;
   };
   BOOST_TEST((read(std::nullopt) == rr::jobs::SidekiqTimestamps::seconds));
   BOOST_TEST((read("") == rr::jobs::SidekiqTimestamps::seconds));

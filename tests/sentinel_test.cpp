@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/config/environment.hpp"
-#include "common/jobs/enqueuer_config.hpp"
+#include "common/jobs/enqueuer_settings.hpp"
 #include "common/redis/master_connector.hpp"
 #include "common/redis/sentinel_discovery.hpp"
 #include "common/redis/sentinel_list.hpp"
@@ -42,16 +42,16 @@ std::string list_error(const std::string& text) {
 std::string config_error(std::map<std::string, std::string> values) {
   values.emplace("DATABASE_URL", "postgresql://postgres@127.0.0.1:1/none");
   try {
-    rr::jobs::EnqueuerConfig::from_env(rr::config::Environment::from_map(values));
+    rr::jobs::EnqueuerSettings::from_env(rr::config::Environment::from_map(values));
   } catch (const rr::config::ConfigError& e) {
     return e.variable();
   }
   return "";
 }
 
-rr::jobs::EnqueuerConfig parsed(std::map<std::string, std::string> values) {
+rr::jobs::EnqueuerSettings parsed(std::map<std::string, std::string> values) {
   values.emplace("DATABASE_URL", "postgresql://postgres@127.0.0.1:1/none");
-  return rr::jobs::EnqueuerConfig::from_env(rr::config::Environment::from_map(values));
+  return rr::jobs::EnqueuerSettings::from_env(rr::config::Environment::from_map(values));
 }
 
 std::vector<RedisEndpoint> endpoints(const std::string& list) { return parse_sentinel_list(list); }

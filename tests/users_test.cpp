@@ -138,6 +138,14 @@ BOOST_AUTO_TEST_CASE(the_cache_never_grows_past_its_bound) {
   BOOST_TEST(cache.find("hash-3").has_value());
 }
 
+BOOST_AUTO_TEST_CASE(a_full_cache_drops_its_oldest_token_only) {
+  rr::auth::TokenCache cache(3, std::chrono::seconds(60));
+  for (int i = 0; i < 4; ++i) cache.remember("hash-" + std::to_string(i), {i, "x@example.com", "cus"});
+  BOOST_TEST(cache.size() == 3u);
+  BOOST_TEST(!cache.find("hash-0").has_value());
+  for (int i = 1; i < 4; ++i) BOOST_TEST(cache.find("hash-" + std::to_string(i)).value().id == i);
+}
+
 BOOST_AUTO_TEST_CASE(a_revoked_token_stops_working_once_its_entry_expires) {
   TestDatabase db;
   auto created = rr::auth::create_user(db.conn(), "rider@example.com", "cus_123");

@@ -3,34 +3,17 @@
 // at most `ttl`, which bounds how long a revoked token keeps working.
 #pragma once
 
-#include <chrono>
-#include <mutex>
 #include <optional>
-#include <string>
-#include <unordered_map>
+#include <string_view>
 
 #include "common/auth/users.hpp"
+#include "common/base/ttl_cache.hpp"
 
 namespace rr::auth {
 
-class TokenCache {
- public:
-  TokenCache(std::size_t max_entries, std::chrono::milliseconds ttl) : max_entries_(max_entries), ttl_(ttl) {}
-
-  // Keys are the tokens' SHA-256 hashes: the cache never holds a token itself.
-  std::optional<User> find(const std::string& token_hash);
-  void remember(const std::string& token_hash, const User& user);
-
- private:
-  struct Entry {
-    User user;
-    std::chrono::steady_clock::time_point expires;
-  };
-  std::size_t max_entries_;
-  std::chrono::milliseconds ttl_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, Entry> entries_;
-};
+// Keys are the tokens' SHA-256 hashes: the cache never holds a token itself. The bound and the
+// expiry are the shared cache's (common/base/ttl_cache.hpp): oldest entry out when full.
+using TokenCache = base::TtlCache<User>;
 
 // authenticate() through the cache.
 std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::Lease& conn, std::string_view token);

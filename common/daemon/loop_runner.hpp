@@ -14,8 +14,11 @@ namespace rr::daemon {
 
 // What a pass tells the loop: did it find work? A pass that did work is repeated at once, since
 // more may be waiting; an idle pass is followed by a sleep or a wait for a wake-up.
+// `full_batch` is what `--once` drains by (daemon_main.hpp): a batch that came back full may have
+// left more behind, a short one means nothing eligible is left.
 struct PassOutcome {
   bool did_work = false;
+  bool full_batch = false;
 };
 
 struct LoopOptions {

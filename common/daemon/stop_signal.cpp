@@ -3,13 +3,16 @@
 #include "common/daemon/stop_signal.hpp"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <system_error>
 
@@ -20,10 +23,16 @@ namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_signals{0};
 std::atomic<unsigned> g_shutdown_seconds{0};
+std::atomic<int> g_first_signal{0};
+// The second signal's line, written once at install time before the handlers can read it.
+constexpr std::size_t kMaxLine = 200;
+char g_second_signal_line[kMaxLine + 1] = {};
+std::atomic<std::size_t> g_second_signal_length{0};
 int g_event_fd = -1;
 std::once_flag g_event_fd_once;
 
-static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free &&
+                  std::atomic<std::size_t>::is_always_lock_free,
               "signal handlers may only touch lock-free atomics");
 
 void make_event_fd() {
@@ -50,12 +59,31 @@ void signal_stop() {
   errno = saved_errno;
 }
 
-void on_stop_signal(int) {
+// " signal=15\n" into `out` without snprintf, which is not async-signal-safe; returns the length.
+std::size_t format_signal_field(int signo, char* out) {
+  static const char kKey[] = " signal=";
+  std::size_t length = 0;
+  for (const char* p = kKey; *p != '\0'; ++p) out[length++] = *p;
+  char digits[12];
+  std::size_t count = 0;
+  unsigned value = signo < 0 ? 0u : static_cast<unsigned>(signo);
+  do {
+    digits[count++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
+  while (count > 0) out[length++] = digits[--count];
+  out[length++] = '\n';
+  return length;
+}
+
+void on_stop_signal(int signo) {
   if (g_signals.fetch_add(1) > 0) {
-    static const char kMessage[] = "level=error msg=\"second stop signal, exiting at once\"\n";
-    write_stderr(kMessage, sizeof kMessage - 1);
+    write_stderr(g_second_signal_line, g_second_signal_length.load());
+    char field[32];
+    write_stderr(field, format_signal_field(signo, field));
     ::_exit(1);
   }
+  g_first_signal.store(signo);
   if (unsigned seconds = g_shutdown_seconds.load(); seconds > 0) ::alarm(seconds);
   signal_stop();
 }
@@ -78,8 +106,12 @@ void install(int signo, void (*handler)(int)) {
 
 }  // namespace
 
-void install_stop_handlers(std::chrono::milliseconds shutdown_timeout) {
+void install_stop_handlers(std::chrono::milliseconds shutdown_timeout, std::string_view second_signal_line) {
   event_fd();
+  const std::size_t length = std::min(second_signal_line.size(), kMaxLine);
+  g_second_signal_length.store(0);
+  std::memcpy(g_second_signal_line, second_signal_line.data(), length);
+  g_second_signal_length.store(length);
   if (shutdown_timeout.count() > 0) {
     // alarm() has whole seconds; round up so the operator's budget is never cut short.
     g_shutdown_seconds.store(static_cast<unsigned>((shutdown_timeout.count() + 999) / 1000));
@@ -91,6 +123,33 @@ void install_stop_handlers(std::chrono::milliseconds shutdown_timeout) {
 
 bool stop_requested() { return g_stop.load(); }
 
+int stop_signal_number() { return g_first_signal.load(); }
+
+namespace {
+
+void mask_stop_signals(int how) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  if (int error = ::pthread_sigmask(how, &set, nullptr); error != 0) {
+    throw std::system_error(error, std::generic_category(), "pthread_sigmask");
+  }
+}
+
+}  // namespace
+
+void block_stop_signals() { mask_stop_signals(SIG_BLOCK); }
+
+void wait_for_stop() {
+  // A signal that arrived while blocked is pending and runs its handler right here.
+  mask_stop_signals(SIG_UNBLOCK);
+  while (!stop_requested()) {
+    pollfd fd{event_fd(), POLLIN, 0};
+    if (::poll(&fd, 1, -1) < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+  }
+}
+
 void request_stop() {
   event_fd();
   signal_stop();
@@ -101,6 +160,7 @@ void reset_stop() {
   while (::read(event_fd(), &value, sizeof value) > 0) {
   }
   g_signals.store(0);
+  g_first_signal.store(0);
   g_stop.store(false);
 }
 

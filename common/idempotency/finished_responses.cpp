@@ -1,5 +1,7 @@
-// Finished-response memory with expiry and a size bound.
+// Finished-response memory: keys scoped per user over the shared TTL cache.
 #include "common/idempotency/finished_responses.hpp"
+
+#include <utility>
 
 namespace rr::idempotency {
 
@@ -20,37 +22,11 @@ std::string FinishedResponses::fingerprint(std::string_view method, std::string_
 }
 
 std::optional<FinishedResponse> FinishedResponses::find(std::int64_t user_id, std::string_view idempotency_key) {
-  if (capacity_ == 0) return std::nullopt;
-  std::string key = cache_key(user_id, idempotency_key);
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return std::nullopt;
-  if (it->second.expires <= std::chrono::steady_clock::now()) {
-    // Its slot in insertion_order_ goes when the bound reaches it; an erased key is skipped then.
-    entries_.erase(it);
-    return std::nullopt;
-  }
-  return it->second.response;
+  return cache_.find(cache_key(user_id, idempotency_key));
 }
 
 void FinishedResponses::remember(std::int64_t user_id, std::string_view idempotency_key, FinishedResponse response) {
-  if (capacity_ == 0 || ttl_.count() <= 0) return;
-  std::string key = cache_key(user_id, idempotency_key);
-  auto expires = std::chrono::steady_clock::now() + ttl_;
-  std::lock_guard lock(mutex_);
-  auto [it, inserted] = entries_.insert_or_assign(key, Entry{std::move(response), expires});
-  if (!inserted) return;  // already queued for the bound
-  insertion_order_.push_back(std::move(key));
-  // The queue may hold keys already erased by expiry; it never exceeds twice the capacity.
-  while (entries_.size() > capacity_ || insertion_order_.size() > 2 * capacity_) {
-    entries_.erase(insertion_order_.front());
-    insertion_order_.pop_front();
-  }
-}
-
-std::size_t FinishedResponses::size() const {
-  std::lock_guard lock(mutex_);
-  return entries_.size();
+  cache_.remember(cache_key(user_id, idempotency_key), std::move(response));
 }
 
 }  // namespace rr::idempotency

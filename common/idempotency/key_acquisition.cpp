@@ -2,12 +2,11 @@
 #include "common/idempotency/key_acquisition.hpp"
 
 #include "common/base/random.hpp"
+#include "common/db/sql_seconds.hpp"
 #include "common/idempotency/key_statements.hpp"
 
 namespace rr::idempotency {
 namespace {
-
-double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
 // What one find-or-create lookup found, before any relock.
 struct Lookup {
@@ -22,7 +21,7 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::string token = random_uuid();
     auto rows = conn.exec(tx, statements::kFindOrCreate, request.user_id, request.idempotency_key, request.method,
-                          request.path, request.params_json, request.origin_ip, token, seconds_of(lock_timeout));
+                          request.path, request.params_json, request.origin_ip, token, db::seconds_of(lock_timeout));
     if (rows.empty()) continue;
     const auto& row = rows[0];
     bool inserted = row[0].as<bool>();
@@ -46,7 +45,7 @@ std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::in
                                         std::chrono::milliseconds lock_timeout) {
   std::string token = random_uuid();
   db::Transaction tx(conn.conn(), conn.statement_timeout());
-  auto rows = conn.exec(tx, statements::kLockById, key_id, token, seconds_of(lock_timeout));
+  auto rows = conn.exec(tx, statements::kLockById, key_id, token, db::seconds_of(lock_timeout));
   tx.commit();
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);

@@ -1,6 +1,7 @@
 // The read side of the operator's key commands: one statement per question, each in a short
 // transaction, with lock liveness judged by the database's clock exactly as acquisition judges it.
 #include "common/idempotency/key_inspection.hpp"
+#include "common/db/sql_seconds.hpp"
 
 #include "common/db/sql_timestamps.hpp"
 #include "common/db/transaction.hpp"
@@ -52,8 +53,6 @@ const db::Statement kCountUnfinished{"ops_count_unfinished",
                                      "SELECT count(*) FROM idempotency_keys "
                                      "WHERE response_code IS NULL AND created_at <= now() - make_interval(secs => $1)"};
 
-double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
-
 template <typename T>
 std::optional<T> optional_of(const pqxx::field& field) {
   if (field.is_null()) return std::nullopt;
@@ -104,7 +103,7 @@ const char* lock_state_name(LockState state) {
 KeyLookup find_key(db::PooledConnection& conn, const std::string& email, const std::string& idempotency_key,
                    std::chrono::milliseconds lock_timeout, bool with_body) {
   db::Transaction tx(conn.raw(), conn.statement_timeout());
-  auto rows = conn.statements().exec(tx, kFindKey, seconds_of(lock_timeout), with_body, email, idempotency_key);
+  auto rows = conn.statements().exec(tx, kFindKey, db::seconds_of(lock_timeout), with_body, email, idempotency_key);
   tx.commit();
   KeyLookup lookup;
   if (rows.empty()) return lookup;
@@ -118,7 +117,7 @@ KeyLookup find_key(db::PooledConnection& conn, const std::string& email, const s
 std::optional<KeyDetails> find_key_by_id(db::PooledConnection& conn, std::int64_t id,
                                          std::chrono::milliseconds lock_timeout, bool with_body) {
   db::Transaction tx(conn.raw(), conn.statement_timeout());
-  auto rows = conn.statements().exec(tx, kFindKeyById, seconds_of(lock_timeout), with_body, id);
+  auto rows = conn.statements().exec(tx, kFindKeyById, db::seconds_of(lock_timeout), with_body, id);
   tx.commit();
   if (rows.empty()) return std::nullopt;
   return key_details_from(rows[0]);
@@ -128,9 +127,9 @@ UnfinishedKeys list_unfinished_keys(db::PooledConnection& conn, std::chrono::mil
                                     std::int64_t limit, std::chrono::milliseconds lock_timeout) {
   UnfinishedKeys result;
   db::Transaction tx(conn.raw(), conn.statement_timeout());
-  result.total = conn.statements().exec(tx, kCountUnfinished, seconds_of(older_than))[0][0].as<std::int64_t>();
-  auto rows =
-      conn.statements().exec(tx, kListUnfinished, seconds_of(lock_timeout), false, seconds_of(older_than), limit);
+  result.total = conn.statements().exec(tx, kCountUnfinished, db::seconds_of(older_than))[0][0].as<std::int64_t>();
+  auto rows = conn.statements().exec(tx, kListUnfinished, db::seconds_of(lock_timeout), false,
+                                     db::seconds_of(older_than), limit);
   tx.commit();
   result.keys.reserve(rows.size());
   for (const auto& row : rows) result.keys.push_back(key_details_from(row));

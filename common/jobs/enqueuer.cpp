@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/base/log.hpp"
-#include "common/daemon/stop_signal.hpp"
+#include "common/daemon/drain.hpp"
 #include "common/db/transaction.hpp"
 #include "common/jobs/sidekiq_payload.hpp"
 #include "common/metrics/registry.hpp"
@@ -62,7 +62,7 @@ bool idle_connection_has_input(int socket) {
 
 }  // namespace
 
-Enqueuer::Enqueuer(EnqueuerConfig config)
+Enqueuer::Enqueuer(EnqueuerSettings config)
     : config_(std::move(config)),
       redis_connector_(config_.redis, config_.redis_options),
       jobs_metric_(metrics::default_registry().counter("rocket_rides_enqueuer_jobs_total",
@@ -187,12 +187,14 @@ EnqueueReport Enqueuer::run_once() {
 
 EnqueueReport Enqueuer::drain(std::int64_t max_batches) {
   EnqueueReport total;
-  for (std::int64_t batch = 0; batch < max_batches && !daemon::stop_requested(); ++batch) {
-    EnqueueReport report = run_once();
-    total.enqueued += report.enqueued;
-    total.passes += report.passes;
-    if (report.enqueued < config_.loop.batch_size) break;
-  }
+  daemon::drain(
+      [&] {
+        EnqueueReport report = run_once();
+        total.enqueued += report.enqueued;
+        total.passes += report.passes;
+        return daemon::PassOutcome{report.enqueued > 0, report.full_batch(config_.loop.batch_size)};
+      },
+      max_batches);
   return total;
 }
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <pqxx/connection>
 
-#include "common/jobs/enqueuer_config.hpp"
+#include "common/jobs/enqueuer_settings.hpp"
 #include "common/jobs/staged_jobs_listener.hpp"
 #include "common/redis/connection.hpp"
 
@@ -23,12 +23,13 @@ namespace rr::jobs {
 struct EnqueueReport {
   std::int64_t enqueued = 0;  // jobs pushed to Redis and deleted from staged_jobs
   std::int64_t passes = 0;    // batches (transactions) that moved jobs
+  bool full_batch(std::int64_t batch_size) const { return enqueued >= batch_size; }
 };
 
 class Enqueuer {
  public:
   // Connects lazily: a daemon started while Postgres or Redis is down keeps trying.
-  explicit Enqueuer(EnqueuerConfig config);
+  explicit Enqueuer(EnqueuerSettings config);
   ~Enqueuer();
   Enqueuer(const Enqueuer&) = delete;
   Enqueuer& operator=(const Enqueuer&) = delete;
@@ -51,7 +52,7 @@ class Enqueuer {
   // The loop's wake-up: true when a NOTIFY (or a fresh LISTEN) says there may be work.
   bool wait_for_jobs(std::chrono::milliseconds timeout);
 
-  const EnqueuerConfig& config() const { return config_; }
+  const EnqueuerSettings& config() const { return config_; }
 
   // Failure injection for tests: runs after Redis accepted a batch and before the COMMIT, the one
   // window where a crash leaves jobs both pushed and staged.
@@ -62,7 +63,7 @@ class Enqueuer {
   redis::Connection& redis();
   std::int64_t move_batch();
 
-  EnqueuerConfig config_;
+  EnqueuerSettings config_;
   std::unique_ptr<pqxx::connection> database_;
   std::optional<db::SessionStatements> statements_;  // of database_'s session
   redis::MasterConnector redis_connector_;

@@ -1,6 +1,7 @@
 // One completer pass: select eligible keys, take each one's fenced lock exactly as the API does, and
 // let the shared PhaseRunner drive the key's flow; record what went wrong on keys that did not finish.
 #include "common/maintenance/completer.hpp"
+#include "common/db/sql_seconds.hpp"
 
 #include <optional>
 #include <pqxx/pqxx>
@@ -38,8 +39,6 @@ const db::Statement kRecordFailure{
     "UPDATE idempotency_keys SET attempts = attempts + 1, last_error = $2, last_run_at = now() WHERE id = $1"};
 
 constexpr std::size_t kMaxErrorBytes = 1000;
-
-double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
 std::string describe(const idempotency::Outcome& outcome) {
   using Kind = idempotency::Outcome::Kind;
@@ -91,8 +90,9 @@ CompleterReport Completer::run_once() {
   {
     auto conn = pool_.acquire();
     db::Transaction tx(conn.conn(), conn.statement_timeout());
-    auto rows = conn.exec(tx, kSelectCandidates, seconds_of(options_.min_age), seconds_of(options_.last_run_threshold),
-                          seconds_of(options_.lock_timeout), options_.batch_size);
+    auto rows =
+        conn.exec(tx, kSelectCandidates, db::seconds_of(options_.min_age), db::seconds_of(options_.last_run_threshold),
+                  db::seconds_of(options_.lock_timeout), options_.batch_size);
     candidates.reserve(rows.size());
     for (const auto& row : rows) {
       candidates.push_back(

@@ -1,5 +1,6 @@
 // One reaper batch: pick, archive the unfinished, delete, commit; one warning per archived key.
 #include "common/maintenance/reaper.hpp"
+#include "common/db/sql_seconds.hpp"
 
 #include <pqxx/pqxx>
 
@@ -41,8 +42,6 @@ const db::Statement kReapBatch{
     "LEFT JOIN (SELECT * FROM deleted WHERE recovery_point <> 'finished') d ON true "
     "ORDER BY d.id"};
 
-double seconds_of(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
-
 }  // namespace
 
 ReaperReport Reaper::run_once() {
@@ -51,8 +50,8 @@ ReaperReport Reaper::run_once() {
   {
     auto conn = pool_.acquire();
     db::Transaction tx(conn.conn(), conn.statement_timeout());
-    rows =
-        conn.exec(tx, kReapBatch, seconds_of(options_.max_age), options_.batch_size, seconds_of(options_.lock_timeout));
+    rows = conn.exec(tx, kReapBatch, db::seconds_of(options_.max_age), options_.batch_size,
+                     db::seconds_of(options_.lock_timeout));
     tx.commit();
   }
   // Logged only after the commit: a rolled-back batch archived nothing.

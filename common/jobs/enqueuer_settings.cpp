@@ -1,5 +1,5 @@
 // Parsing and validation of the enqueuer's settings; every problem names its variable.
-#include "common/jobs/enqueuer_config.hpp"
+#include "common/jobs/enqueuer_settings.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -54,8 +54,8 @@ redis::RedisTarget redis_target_from_env(const config::Environment& env) {
 
 }  // namespace
 
-EnqueuerConfig EnqueuerConfig::from_env(const config::Environment& env) {
-  EnqueuerConfig result;
+EnqueuerSettings EnqueuerSettings::from_env(const config::Environment& env) {
+  EnqueuerSettings result;
   result.database = config::DatabaseSettings::from_env(env);
   if (env.get("LISTEN_DATABASE_URL")) {
     result.listen_url = env.url("LISTEN_DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"});

@@ -1,5 +1,6 @@
-// The enqueuer's configuration, parsed once from the environment: where Postgres and Redis are,
-// which Sidekiq queue to push to, and the loop's knobs (ENQUEUER_*).
+// The enqueuer's settings, parsed once from the environment: where Postgres and Redis are, which
+// Sidekiq queue to push to, and the loop's knobs (ENQUEUER_*); the shape every daemon shares
+// (daemon::DaemonSettings in common/daemon/daemon_main.hpp).
 #pragma once
 
 #include <string>
@@ -13,7 +14,7 @@
 
 namespace rr::jobs {
 
-struct EnqueuerConfig {
+struct EnqueuerSettings {
   config::DatabaseSettings database;  // DATABASE_URL, DATABASE_PREPARED_STATEMENTS
   // Where the wake-up LISTENs: LISTEN_DATABASE_URL, else DATABASE_URL while prepared statements
   // are on. Empty (statements off, no LISTEN_DATABASE_URL): no LISTEN, the loop polls every
@@ -33,7 +34,7 @@ struct EnqueuerConfig {
   // without one, when it is the poll), ENQUEUER_MAX_BACKOFF.
   config::LoopSettings loop;
 
-  static EnqueuerConfig from_env(const config::Environment& env);
+  static EnqueuerSettings from_env(const config::Environment& env);
 };
 
 // The idle sleep when ENQUEUER_IDLE_SLEEP is unset, in seconds: with a LISTEN, and without.

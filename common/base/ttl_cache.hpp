@@ -1,0 +1,69 @@
+// A bounded, short-lived, thread-safe memory from a text key to a value, the one eviction policy
+// of the process's caches (tokens to users, finished keys to their responses): an entry lives at
+// most `ttl`, and at most `capacity` are kept, the oldest first out. A capacity or ttl of 0
+// remembers nothing. A miss costs the caller what the cache saves (a database round trip), never
+// a wrong answer, so entries must only ever repeat what the source would say within `ttl`.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace rr::base {
+
+template <typename Value>
+class TtlCache {
+ public:
+  TtlCache(std::size_t capacity, std::chrono::milliseconds ttl) : capacity_(capacity), ttl_(ttl) {}
+
+  std::optional<Value> find(const std::string& key) {
+    if (capacity_ == 0) return std::nullopt;
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    if (it->second.expires <= Clock::now()) {
+      // Its slot in insertion_order_ goes when the bound reaches it; an erased key is skipped then.
+      entries_.erase(it);
+      return std::nullopt;
+    }
+    return it->second.value;
+  }
+
+  void remember(std::string key, Value value) {
+    if (capacity_ == 0 || ttl_.count() <= 0) return;
+    auto expires = Clock::now() + ttl_;
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = entries_.insert_or_assign(key, Entry{std::move(value), expires});
+    if (!inserted) return;  // already queued for the bound
+    insertion_order_.push_back(std::move(key));
+    // The queue may hold keys already erased by expiry; it never exceeds twice the capacity.
+    while (entries_.size() > capacity_ || insertion_order_.size() > 2 * capacity_) {
+      entries_.erase(insertion_order_.front());
+      insertion_order_.pop_front();
+    }
+  }
+
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return entries_.size();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Entry {
+    Value value;
+    Clock::time_point expires;
+  };
+  std::size_t capacity_;
+  std::chrono::milliseconds ttl_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;
+  std::deque<std::string> insertion_order_;  // for the size bound: the oldest entry goes first
+};
+
+}  // namespace rr::base
