@@ -4,7 +4,7 @@
 
 #include "common/base/log.hpp"
 #include "common/http/error_body.hpp"
-#include "common/metrics/registry.hpp"
+#include "common/payments/provider_call_metrics.hpp"
 #include "common/rides/ride_flow.hpp"
 #include "common/rides/ride_response.hpp"
 #include "common/rides/ride_statements.hpp"
@@ -24,16 +24,6 @@ const char* outcome_label(const payments::ChargeOutcome& outcome) {
   return "unavailable";
 }
 
-void record_provider_call(const payments::ChargeOutcome& outcome, std::chrono::steady_clock::duration took) {
-  auto& registry = metrics::default_registry();
-  registry
-      .counter("rocket_rides_provider_calls_total", "Payment provider charge calls by outcome.",
-               {{"outcome", outcome_label(outcome)}})
-      .inc();
-  registry.histogram("rocket_rides_provider_call_duration_seconds", "Payment provider charge call duration.")
-      .observe(std::chrono::duration<double>(took).count());
-}
-
 }  // namespace
 
 idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run) {
@@ -47,7 +37,8 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
 
   auto started = std::chrono::steady_clock::now();
   auto outcome = run.stripe.create_charge(charge);
-  record_provider_call(outcome, std::chrono::steady_clock::now() - started);
+  payments::record_provider_call(payments::kChargeCallFamilies, outcome_label(outcome),
+                                 std::chrono::steady_clock::now() - started);
   switch (outcome.kind) {
     case payments::ChargeOutcome::Kind::charged:
       return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {

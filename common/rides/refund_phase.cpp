@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "common/base/log.hpp"
-#include "common/metrics/registry.hpp"
+#include "common/payments/provider_call_metrics.hpp"
 #include "common/rides/cancel_flow.hpp"
 #include "common/rides/cancel_params.hpp"
 #include "common/rides/cancel_statements.hpp"
@@ -55,13 +55,8 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
   refund.reason = "requested_by_customer";
   auto started = std::chrono::steady_clock::now();
   auto outcome = run.stripe.create_refund(refund);
-  auto& registry = metrics::default_registry();
-  registry
-      .counter("rocket_rides_provider_refund_calls_total", "Payment provider refund calls by outcome.",
-               {{"outcome", outcome_label(outcome)}})
-      .inc();
-  registry.histogram("rocket_rides_provider_refund_call_duration_seconds", "Payment provider refund call duration.")
-      .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  payments::record_provider_call(payments::kRefundCallFamilies, outcome_label(outcome),
+                                 std::chrono::steady_clock::now() - started);
 
   std::optional<std::string> refund_id;
   switch (outcome.kind) {
@@ -76,8 +71,8 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
         break;
       }
       // resource_missing and the like: our record and the provider disagree, a human must look.
-      throw std::runtime_error("the provider refused to refund charge " + target.charge_id + " (" +
-                               outcome.error_code + "): " + outcome.message);
+      throw std::runtime_error("the provider refused to refund charge " + target.charge_id + " (" + outcome.error_code +
+                               "): " + outcome.message);
     case payments::RefundOutcome::Kind::unavailable:
       log::warn("payment provider unavailable for a refund", {{"key_id", key.id},
                                                               {"http_status", outcome.http_status},
