@@ -16,6 +16,7 @@
 #include "common/redis/connection.hpp"
 #include "support/process.hpp"
 #include "support/sentinel_group.hpp"
+#include "support/staged_jobs.hpp"
 #include "support/test_database.hpp"
 
 using namespace std::chrono_literals;
@@ -30,22 +31,9 @@ rr::test::TestDatabase& database() {
   return db;
 }
 
-void stage(int count) {
-  pqxx::work txn(database().conn());
-  txn.exec_params(
-      "INSERT INTO staged_jobs (job_name, job_args) SELECT 'send_ride_receipt', '[1]' FROM generate_series(1, $1)",
-      count);
-  txn.commit();
-}
-
-std::set<std::string> staged_jids() {
-  pqxx::work txn(database().conn());
-  std::set<std::string> jids;
-  for (const auto& row : txn.exec("SELECT jid FROM staged_jobs")) jids.insert(row[0].as<std::string>());
-  return jids;
-}
-
-long staged_count() { return std::stol(database().scalar("SELECT count(*) FROM staged_jobs")); }
+void stage(int count) { rr::test::stage_jobs(database(), count); }
+std::set<std::string> staged_jids() { return rr::test::staged_jids(database()); }
+long staged_count() { return rr::test::staged_count(database()); }
 
 rr::redis::Connection connect(std::uint16_t port) {
   return rr::redis::Connection(rr::redis::parse_redis_url("redis://127.0.0.1:" + std::to_string(port) + "/0"));

@@ -17,6 +17,7 @@
 #include "common/metrics/registry.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/staged_jobs.hpp"
 #include "support/test_database.hpp"
 
 using namespace std::chrono_literals;
@@ -55,21 +56,8 @@ struct Fixture {
     return result;
   }
 
-  void stage(int count) {
-    pqxx::work txn(database().conn());
-    txn.exec_params(
-        "INSERT INTO staged_jobs (job_name, job_args) SELECT 'send_ride_receipt', '[1]' FROM "
-        "generate_series(1, $1)",
-        count);
-    txn.commit();
-  }
-
-  std::set<std::string> staged_jids() {
-    pqxx::work txn(database().conn());
-    std::set<std::string> jids;
-    for (const auto& row : txn.exec("SELECT jid FROM staged_jobs")) jids.insert(row[0].as<std::string>());
-    return jids;
-  }
+  void stage(int count) { rr::test::stage_jobs(database(), count); }
+  std::set<std::string> staged_jids() { return rr::test::staged_jids(database()); }
 
   // Every jid in the queue of `server`, with repeats.
   std::multiset<std::string> queued_jids(const RedisServer& server) const {

@@ -27,6 +27,7 @@
 #include "common/redis/redis_url.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/staged_jobs.hpp"
 #include "support/test_database.hpp"
 
 using namespace std::chrono_literals;
@@ -71,20 +72,10 @@ struct Fixture {
 
   // Commits `count` jobs in one statement.
   void stage(int count, const std::string& name = "send_ride_receipt", const std::string& args = "[1]") {
-    pqxx::work txn(database().conn());
-    txn.exec_params("INSERT INTO staged_jobs (job_name, job_args) SELECT $1, $2::jsonb FROM generate_series(1, $3)",
-                    name, args, count);
-    txn.commit();
+    rr::test::stage_jobs(database(), count, name, args);
   }
-
-  std::set<std::string> staged_jids() {
-    pqxx::work txn(database().conn());
-    std::set<std::string> jids;
-    for (const auto& row : txn.exec("SELECT jid FROM staged_jobs")) jids.insert(row[0].as<std::string>());
-    return jids;
-  }
-
-  long staged_count() { return std::stol(database().scalar("SELECT count(*) FROM staged_jobs")); }
+  std::set<std::string> staged_jids() { return rr::test::staged_jids(database()); }
+  long staged_count() { return rr::test::staged_count(database()); }
 
   // Every payload in the queue, oldest first (LPUSH puts the newest at the head).
   std::vector<std::string> queued(const std::string& url) {

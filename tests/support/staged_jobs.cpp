@@ -1,0 +1,21 @@
+#include "support/staged_jobs.hpp"
+
+namespace rr::test {
+
+void stage_jobs(TestDatabase& db, int count, const std::string& name, const std::string& args) {
+  pqxx::work txn(db.conn());
+  txn.exec_params("INSERT INTO staged_jobs (job_name, job_args) SELECT $1, $2::jsonb FROM generate_series(1, $3)", name,
+                  args, count);
+  txn.commit();
+}
+
+std::set<std::string> staged_jids(TestDatabase& db) {
+  pqxx::work txn(db.conn());
+  std::set<std::string> jids;
+  for (const auto& row : txn.exec("SELECT jid FROM staged_jobs")) jids.insert(row[0].as<std::string>());
+  return jids;
+}
+
+long staged_count(TestDatabase& db) { return std::stol(db.scalar("SELECT count(*) FROM staged_jobs")); }
+
+}  // namespace rr::test
