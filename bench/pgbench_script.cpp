@@ -1,39 +1,36 @@
-// Prints the pgbench scripts that replay, statement for statement, the SQL one POST /rides runs,
-// from the same statement constants the product executes (common/idempotency/key_statements.hpp,
-// common/rides/ride_statements.hpp), so the SQL baseline cannot drift from the request path.
+// Prints the pgbench scripts that replay, round trip for round trip, the SQL one POST /rides runs,
+// from the same calls the product sends (create_ride_call and record_charge_call of
+// common/rides/ride_flow.hpp, rendered by db::one_trip_query), so the SQL baseline cannot drift
+// from the request path.
 //
-//   rocket-rides-bench-sql new-key   a new key: BEGIN, find-or-create, ride+audit, recovery point,
-//                                    COMMIT, (the provider call), BEGIN, charge+receipt, finish, COMMIT
-//   rocket-rides-bench-sql replay    a finished key looked up again: BEGIN, find-or-create, COMMIT
+//   rocket-rides-bench-sql new-key   a new key: one simple query creates the key with its ride,
+//                                    (the provider call), one records the charge and the 201
+//   rocket-rides-bench-sql replay    a finished key looked up again: the same first query
 //   rocket-rides-bench-sql defines   NAME=VALUE lines for pgbench -D: the request's constant values
-//   rocket-rides-bench-sql count new-key|replay   statements per transaction, BEGIN/COMMIT included
+//   rocket-rides-bench-sql count new-key|replay   statements per transaction (pg_stat_statements
+//                                    counts SET LOCAL and the call of each query apart)
 //
-// The scripts are for `pgbench -M prepared` and expect -D user_id=N -D lock_token=UUID (plus
-// -D replay_key=KEY for replay) besides the `defines` lines. Each $n of a statement becomes a
-// pgbench :variable; pgbench sends each as a bind parameter of the prepared statement, as libpqxx
-// does (pgbench numbers them itself, so a repeated $n travels as one parameter per occurrence,
-// with the same value). A string literal that holds ':' (pgbench would take ":MI" in a to_char
-// format for a variable) is written as the identical U&'' literal with ':' as \003A, which keeps
-// pgbench working without changing what the server runs. The statements call the functions of
-// sql/003_request_functions.sql, whose result columns have names, as \gset needs.
-#include <cctype>
+// The scripts are for `pgbench -M simple` (a query of two statements is what the API sends) and
+// expect -D user_id=N -D lock_token=UUID (plus -D replay_key=KEY for replay) besides the `defines`
+// lines. The product's calls are built with sentinel values, and every argument is then replaced by
+// the pgbench variable whose value it holds: an argument no variable holds stops the generator, so
+// every value the script sends is one the bench defines. pgbench substitutes :variables inside
+// the quoted literals textually; the defined values hold no quote.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/db/one_trip_call.hpp"
 #include "common/db/session_options.hpp"
-#include "common/db/transaction.hpp"
-#include "common/idempotency/key_statements.hpp"
+#include "common/idempotency/key_acquisition.hpp"
 #include "common/rides/ride_flow.hpp"
 #include "common/rides/ride_params.hpp"
 #include "common/rides/ride_response.hpp"
-#include "common/rides/ride_statements.hpp"
 
 namespace {
-
-namespace idem = rr::idempotency::statements;
-namespace rides = rr::rides::statements;
 
 // What the API stores for POST /rides (kMethod and kPath of common/api/post_rides.cpp).
 constexpr const char* kMethod = "POST";
@@ -70,7 +67,6 @@ std::vector<std::pair<std::string, std::string>> defines() {
       {"origin_lon", rr::rides::format_coordinate(params.origin_lon)},
       {"target_lat", rr::rides::format_coordinate(params.target_lat)},
       {"target_lon", rr::rides::format_coordinate(params.target_lon)},
-      {"ride_created", rr::rides::kRideCreated},
       {"amount", std::to_string(rr::rides::kRideAmountCents)},
       {"currency", rr::rides::kRideCurrency},
       {"status_created", "201"},
@@ -78,76 +74,12 @@ std::vector<std::pair<std::string, std::string>> defines() {
   };
 }
 
-// A single-quoted literal (without its quotes) as U&'...' with ':' and '\' escaped.
-std::string unicode_literal(const std::string& body) {
-  std::string out = "U&'";
-  for (char c : body) {
-    if (c == ':')
-      out += "\\003A";
-    else if (c == '\\')
-      out += "\\\\";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
-// The statement's SQL with $n replaced by :args[n-1] (outside literals), on one line.
-std::string pgbench_sql(const rr::db::Statement& statement, const std::vector<std::string>& args) {
-  std::string sql = statement.sql, out;
-  std::vector<bool> used(args.size(), false);
-  for (std::size_t i = 0; i < sql.size();) {
-    char c = sql[i];
-    if (c == '\'') {
-      std::size_t end = i + 1;
-      while (true) {
-        end = sql.find('\'', end);
-        if (end == std::string::npos) throw std::runtime_error(std::string(statement.name) + ": unterminated literal");
-        if (end + 1 < sql.size() && sql[end + 1] == '\'') {
-          end += 2;  // '' inside a literal
-          continue;
-        }
-        break;
-      }
-      std::string body = sql.substr(i + 1, end - i - 1);
-      bool prefixed = i > 0 && (std::isalnum(static_cast<unsigned char>(sql[i - 1])) || sql[i - 1] == '&');
-      if (body.find(':') != std::string::npos) {
-        if (prefixed) throw std::runtime_error(std::string(statement.name) + ": prefixed literal holds ':'");
-        out += unicode_literal(body);
-      } else {
-        out += sql.substr(i, end - i + 1);
-      }
-      i = end + 1;
-    } else if (c == '$' && i + 1 < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
-      std::size_t end = i + 1;
-      while (end < sql.size() && std::isdigit(static_cast<unsigned char>(sql[end]))) ++end;
-      std::size_t n = std::stoul(sql.substr(i + 1, end - i - 1));
-      if (n < 1 || n > args.size()) {
-        throw std::runtime_error(std::string(statement.name) + ": $" + std::to_string(n) + " has no argument");
-      }
-      used[n - 1] = true;
-      out += ":" + args[n - 1];
-      i = end;
-    } else if (c == ':' && !(i + 1 < sql.size() && sql[i + 1] == ':') && !(i > 0 && sql[i - 1] == ':')) {
-      throw std::runtime_error(std::string(statement.name) + ": a ':' outside a literal would be a pgbench variable");
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-      ++i;
-    } else {
-      out += c;
-      ++i;
-    }
-  }
-  for (std::size_t n = 0; n < args.size(); ++n) {
-    if (!used[n]) throw std::runtime_error(std::string(statement.name) + ": argument " + args[n] + " is unused");
-  }
-  return out;
-}
-
-void statement(std::string& script, int& count, const char* comment, const std::string& sql) {
-  script += "-- " + std::string(comment) + "\n" + sql + "\n";
-  ++count;
-}
+// What the generator builds the product's calls with, each standing for a pgbench variable.
+constexpr std::int64_t kSentinelUserId = 987654321012345;
+constexpr std::int64_t kSentinelKeyId = 987654321012346;
+constexpr const char* kSentinelKey = "bench-sentinel-idempotency-key";
+constexpr const char* kSentinelToken = "00000000-0000-4000-8000-0000000be0c1";
+constexpr const char* kSentinelChargeId = "ch_bench_sentinel_charge_id";
 
 // A pgbench script and the number of SQL statements it sends per transaction.
 struct Script {
@@ -155,60 +87,70 @@ struct Script {
   int statements = 0;
 };
 
-// The product's BEGIN (db::begin_command, with the default DATABASE_STATEMENT_TIMEOUT) in one
-// round trip, as the API sends it. pgbench -M prepared refuses a compound command ("cannot insert
-// multiple commands into a prepared statement"), so its statements go as one pipeline (one Sync);
-// the transaction stays open after it, and pg_stat_statements counts each statement.
-void begin(Script& s, const char* comment) {
-  const std::string sql = rr::db::begin_command(rr::db::SessionOptions{}.statement_timeout);
-  s.text += "-- " + std::string(comment) + "\n\\startpipeline\n";
-  std::size_t from = 0;
-  for (std::size_t at = sql.find("; ");; at = sql.find("; ", from)) {
-    s.text += sql.substr(from, at == std::string::npos ? std::string::npos : at - from) + ";\n";
-    ++s.statements;
-    if (at == std::string::npos) break;
-    from = at + 2;
+// One query as the API sends it (db::one_trip_query with the default DATABASE_STATEMENT_TIMEOUT),
+// its arguments replaced by the variables that hold them.
+void one_trip(Script& s, const char* comment, rr::db::Call call,
+              const std::vector<std::pair<std::string, std::string>>& variables, const std::string& gset = "") {
+  for (auto& argument : call.arguments) {
+    if (!argument) continue;
+    auto holder =
+        std::find_if(variables.begin(), variables.end(), [&](const auto& v) { return v.second == *argument; });
+    if (holder == variables.end()) {
+      throw std::runtime_error(call.function + ": no pgbench variable holds the argument " + *argument);
+    }
+    *argument = ":" + holder->first;
   }
-  s.text += "\\endpipeline\n";
+  auto timeout = rr::db::SessionOptions{}.statement_timeout;
+  s.text += "-- " + std::string(comment) + "\n" +
+            rr::db::one_trip_query(call, timeout, [](const std::string& v) { return v; }) +
+            (gset.empty() ? "" : " \\gset " + gset) + "\n";
+  s.statements += timeout.count() > 0 ? 2 : 1;
 }
 
-Script find_or_create(Script s, const std::string& key_variable) {
+// The variables: the defines, plus the sentinels' per-run and per-transaction ones.
+std::vector<std::pair<std::string, std::string>> variables(const std::string& key_variable) {
+  auto all = defines();
+  all.emplace_back("user_id", std::to_string(kSentinelUserId));
+  all.emplace_back(key_variable, kSentinelKey);
+  all.emplace_back("lock_token", kSentinelToken);
+  all.emplace_back("k_id", std::to_string(kSentinelKeyId));
+  all.emplace_back("k_payment_idempotency_key", kSentinelChargeId);
+  return all;
+}
+
+// The first query of every POST /rides: creates the key with its ride, or finds the key.
+void create_with_key(Script& s, const std::string& key_variable) {
+  rr::idempotency::KeyRequest request;
+  request.user_id = kSentinelUserId;
+  request.idempotency_key = kSentinelKey;
+  request.method = kMethod;
+  request.path = kPath;
+  request.params_json = rr::rides::to_json(bench_params());
+  request.origin_ip = kOriginIp;
   // The key's id and payment idempotency key become :k_id and :k_payment_idempotency_key.
-  statement(s.text, s.statements, idem::kFindOrCreate.name,
-            pgbench_sql(idem::kFindOrCreate, {"user_id", key_variable, "method", "path", "params", "origin_ip",
-                                              "lock_token", "lock_timeout"}) +
-                " \\gset k_");
-  return s;
+  one_trip(s, "the key and its ride (or the key found), one round trip",
+           rr::rides::create_ride_call(request, kSentinelToken, std::stod(kLockTimeoutSeconds)),
+           variables(key_variable), "k_");
 }
 
 Script new_key_script() {
   Script s;
   s.text =
-      "-- One POST /rides with a new Idempotency-Key, statement for statement (generated by\n"
-      "-- rocket-rides-bench-sql from the product's statement constants).\n"
+      "-- One POST /rides with a new Idempotency-Key, round trip for round trip (generated by\n"
+      "-- rocket-rides-bench-sql from the product's calls).\n"
       "-- Keys must be 20 to 255 characters and pgbench has no string functions: a negative\n"
       "-- 19-digit number is 20 characters.\n"
       "\\set key random(-9223372036854775807, -1000000000000000000)\n";
-  begin(s, "phase 1: key and ride in one transaction");
-  s = find_or_create(std::move(s), "key");
-  statement(s.text, s.statements, rides::kInsertRideWithAudit.name,
-            pgbench_sql(rides::kInsertRideWithAudit, {"k_id", "origin_lat", "origin_lon", "target_lat", "target_lon",
-                                                      "user_id", "params", "origin_ip"}) +
-                ";");
-  statement(s.text, s.statements, idem::kMoveRecoveryPoint.name,
-            pgbench_sql(idem::kMoveRecoveryPoint, {"k_id", "lock_token", "ride_created"}) + ";");
-  statement(s.text, s.statements, "end of phase 1", "COMMIT;");
+  create_with_key(s, "key");
   s.text +=
       "-- (the API calls the payment provider here, holding no transaction)\n"
       "-- The charge id: unique per key like the provider's; the key's payment idempotency key is one.\n";
-  begin(s, "phase 2: the charge recorded, the receipt staged, the 201 stored");
-  statement(s.text, s.statements, rides::kRecordChargeAndStageReceipt.name,
-            pgbench_sql(rides::kRecordChargeAndStageReceipt,
-                        {"k_id", "k_payment_idempotency_key", "amount", "currency", "user_id"}) +
-                ";");
-  statement(s.text, s.statements, idem::kFinish.name,
-            pgbench_sql(idem::kFinish, {"k_id", "lock_token", "status_created", "created_body"}) + ";");
-  statement(s.text, s.statements, "end of phase 2", "COMMIT;");
+  rr::idempotency::KeyRow key;
+  key.id = kSentinelKeyId;
+  key.user_id = kSentinelUserId;
+  key.lock_token = kSentinelToken;
+  one_trip(s, "the charge recorded, the receipt staged, the 201 stored, one round trip",
+           rr::rides::record_charge_call(key, kSentinelChargeId, {201, created_body()}), variables("key"));
   return s;
 }
 
@@ -216,10 +158,8 @@ Script replay_script() {
   Script s;
   s.text =
       "-- A replay of a finished key that the API does not answer from memory (generated by\n"
-      "-- rocket-rides-bench-sql from the product's statement constants).\n";
-  begin(s, "the key lookup's transaction");
-  s = find_or_create(std::move(s), "replay_key");
-  statement(s.text, s.statements, "end", "COMMIT;");
+      "-- rocket-rides-bench-sql from the product's calls).\n";
+  create_with_key(s, "replay_key");
   return s;
 }
 

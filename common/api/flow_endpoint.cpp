@@ -27,6 +27,13 @@ auto answer_about_key(const std::string& key, Answer answer) {
   return response;
 }
 
+// The flow's first phase as one call with the key's creation, when the flow has one.
+const idempotency::CreatingCall* creating_call_of(const idempotency::Flow& flow) {
+  auto first = flow.find(idempotency::kStarted);
+  if (first == flow.end() || !first->second.create_call) return nullptr;
+  return &first->second.create_call;
+}
+
 }  // namespace
 
 FlowRequest::FlowRequest(const http::Request& request, const flows::FoundFlow& found)
@@ -79,6 +86,10 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
   key_request.params_json = request.params_json;
   key_request.origin_ip = request.remote_address;
 
+  // Built once the user is known (the provider customer is theirs), before the key: the flow's
+  // first phase may create the key itself, in the same round trip.
+  std::optional<idempotency::Flow> flow;
+
   idempotency::Outcome outcome;
   for (int attempt = 0;; ++attempt) {
     idempotency::AcquireResult acquired;
@@ -89,7 +100,8 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
       if (!user) user = auth::authenticate_cached(deps_.tokens, conn, request.token);
       if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
       key_request.user_id = user->id;
-      acquired = idempotency::begin_key(std::move(conn), key_request, deps_.lock_timeout);
+      if (!flow) flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id});
+      acquired = idempotency::begin_key(std::move(conn), key_request, deps_.lock_timeout, creating_call_of(*flow));
     }
 
     if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
@@ -105,8 +117,7 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
                                           {"flow", request.flow->name},
                                           {"recovery_point", locked.key.recovery_point},
                                           {"created", locked.created}});
-    auto flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id});
-    outcome = deps_.runner.run(flow, std::move(locked.key), std::move(locked.section));
+    outcome = deps_.runner.run(*flow, std::move(locked.key), std::move(locked.section), std::move(locked.carried));
     // A serialization failure in the section that created the key took the key with it (the
     // runner cannot retry a section it cannot re-create): nothing is stored, so start over here
     // rather than hand the client a 409 for a conflict it did not cause.

@@ -14,6 +14,21 @@ struct Lookup {
   std::optional<std::int64_t> resume_id;  // an unfinished, unlocked key: lock it by id
 };
 
+// Reads a row of idem_find_or_create's shape (a creating call's starts with it).
+Lookup settle(const pqxx::row& row) {
+  bool inserted = row[0].as<bool>();
+  KeyRow key = key_row_from(row, 1);
+  if (inserted) return {Acquired{std::move(key), true, nullptr, {}}, std::nullopt};
+  bool same_request = row[10].as<bool>();
+  bool locked = row[11].as<bool>();
+  if (!same_request) return {Mismatch{}, std::nullopt};
+  if (key.recovery_point == kFinished && key.response_code && key.response_body) {
+    return {Replay{*key.response_code, *key.response_body}, std::nullopt};
+  }
+  if (locked) return {InFlight{}, std::nullopt};
+  return {InFlight{}, key.id};
+}
+
 // Runs kFindOrCreate in `tx` until it settles (each lost race means the other side committed,
 // which the next READ COMMITTED statement sees).
 Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& conn, const KeyRequest& request,
@@ -22,19 +37,23 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
     std::string token = random_uuid();
     auto rows = conn.exec(tx, statements::kFindOrCreate, request.user_id, request.idempotency_key, request.method,
                           request.path, request.params_json, request.origin_ip, token, db::seconds_of(lock_timeout));
+    if (!rows.empty()) return settle(rows[0]);
+  }
+  return {InFlight{}, std::nullopt};
+}
+
+// The same with a creating call: each attempt is its own committed round trip.
+Lookup create_with_call(db::ConnectionPool::Lease& conn, const KeyRequest& request,
+                        std::chrono::milliseconds lock_timeout, const CreatingCall& creating) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto rows = db::run_one_trip(conn.conn(), creating(request, random_uuid(), db::seconds_of(lock_timeout)),
+                                 conn.statement_timeout());
     if (rows.empty()) continue;
-    const auto& row = rows[0];
-    bool inserted = row[0].as<bool>();
-    KeyRow key = key_row_from(row, 1);
-    if (inserted) return {Acquired{std::move(key), true, nullptr}, std::nullopt};
-    bool same_request = row[10].as<bool>();
-    bool locked = row[11].as<bool>();
-    if (!same_request) return {Mismatch{}, std::nullopt};
-    if (key.recovery_point == kFinished && key.response_code && key.response_body) {
-      return {Replay{*key.response_code, *key.response_body}, std::nullopt};
+    Lookup lookup = settle(rows[0]);
+    if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
+      acquired->carried = Carried{rows[0], kCreatingCallKeyColumns};
     }
-    if (locked) return {InFlight{}, std::nullopt};
-    return {InFlight{}, key.id};
+    return lookup;
   }
   return {InFlight{}, std::nullopt};
 }
@@ -43,31 +62,36 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
 
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,
                                         std::chrono::milliseconds lock_timeout) {
-  std::string token = random_uuid();
-  db::Transaction tx(conn.conn(), conn.statement_timeout());
-  auto rows = conn.exec(tx, statements::kLockById, key_id, token, db::seconds_of(lock_timeout));
-  tx.commit();
+  auto rows =
+      db::run_one_trip(conn.conn(), db::call("idem_lock_by_id", key_id, random_uuid(), db::seconds_of(lock_timeout)),
+                       conn.statement_timeout());
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);
 }
 
 AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
-                        std::chrono::milliseconds lock_timeout) {
+                        std::chrono::milliseconds lock_timeout, const CreatingCall* creating) {
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto section = std::make_unique<OpenSection>(std::move(conn));
-    Lookup lookup = find_or_create(section->tx, section->lease, request, lock_timeout);
-    if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
-      acquired->section = std::move(section);
-      return std::move(lookup.answer);
+    Lookup lookup;
+    if (creating) {
+      lookup = create_with_call(conn, request, lock_timeout, *creating);
+      if (std::holds_alternative<Acquired>(lookup.answer)) return std::move(lookup.answer);
+    } else {
+      auto section = std::make_unique<OpenSection>(std::move(conn));
+      lookup = find_or_create(section->tx, section->lease, request, lock_timeout);
+      if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
+        acquired->section = std::move(section);
+        return std::move(lookup.answer);
+      }
+      // Nothing was written: end the read-only transaction and keep the connection.
+      section->tx.commit();
+      conn = std::move(section->lease);
     }
-    // Nothing was written: end the read-only transaction and keep the connection.
-    section->tx.commit();
-    conn = std::move(section->lease);
     if (!lookup.resume_id) return std::move(lookup.answer);
     // Resume the unfinished key. If someone else took or finished it meanwhile, that request is
     // in flight or done, and asking again settles which.
     if (auto relocked = acquire_key_by_id(conn, *lookup.resume_id, lock_timeout)) {
-      return Acquired{std::move(*relocked), false, nullptr};
+      return Acquired{std::move(*relocked), false, nullptr, {}};
     }
   }
   return InFlight{};
@@ -75,9 +99,7 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
 
 void unlock_key(db::ConnectionPool::Lease& conn, const KeyRow& key) {
   if (key.lock_token.empty()) return;
-  db::Transaction tx(conn.conn(), conn.statement_timeout());
-  conn.exec(tx, statements::kUnlock, key.id, key.lock_token);
-  tx.commit();
+  db::run_one_trip(conn.conn(), db::call("idem_unlock", key.id, key.lock_token), conn.statement_timeout());
 }
 
 }  // namespace rr::idempotency

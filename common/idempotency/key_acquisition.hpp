@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <pqxx/pqxx>
@@ -10,6 +11,7 @@
 #include <variant>
 
 #include "common/db/connection_pool.hpp"
+#include "common/db/one_trip_call.hpp"
 #include "common/db/transaction.hpp"
 #include "common/idempotency/key_row.hpp"
 
@@ -35,11 +37,29 @@ struct OpenSection {
   db::Transaction tx;
 };
 
+// A flow's first phase and the key's creation as one SQL call, one round trip (issue 14): the
+// function finds or creates the key as idem_find_or_create does and, only when it created it, runs
+// the phase's work and moves the key to the phase's recovery point, all in the call's implicit
+// transaction. Its first kCreatingCallKeyColumns columns are idem_find_or_create's (the recovery
+// point being the key's after the phase); the phase's own columns follow (Acquired::carried).
+// No row: a concurrent insert of the same key won, and begin_key asks again.
+using CreatingCall =
+    std::function<db::Call(const KeyRequest& request, const std::string& lock_token, double lock_timeout_seconds)>;
+inline constexpr pqxx::row::size_type kCreatingCallKeyColumns = 12;
+
+// What a creating call returned besides the key, for the phase after the one it ran (so that phase
+// need not read it again). Empty when the run did not create the key with a creating call.
+struct Carried {
+  std::optional<pqxx::row> row;
+  pqxx::row::size_type first_column = 0;
+};
+
 // We hold the key's lock (a fresh token), new or resumed.
 struct Acquired {
   KeyRow key;
   bool created = false;
-  std::unique_ptr<OpenSection> section;  // set only by begin_key, for a key it created
+  std::unique_ptr<OpenSection> section;  // set only by begin_key, for a key it created without a creating call
+  Carried carried;                       // set only by begin_key, for a key it created with one
 };
 // The key already finished: answer with exactly what was stored.
 struct Replay {
@@ -53,12 +73,16 @@ struct Mismatch {};
 
 using AcquireResult = std::variant<Acquired, Replay, InFlight, Mismatch>;
 
-// Finds or creates the request's key and takes its lock. The lookup runs in a transaction that,
-// when it creates the key, stays open in Acquired::section (holding `conn`) for the runner.
-// Otherwise it is committed before returning: BEGIN, lookup, COMMIT for a replay, and one more
-// statement to lock an unfinished key found free.
+// Finds or creates the request's key and takes its lock.
+// With `creating` (the flow's first phase as a CreatingCall): one round trip finds the key, or
+// creates it and runs that phase, committed; a replay also takes one round trip, and an
+// unfinished key found free one more to lock it.
+// Without: the lookup runs in a transaction that, when it creates the key, stays open in
+// Acquired::section (holding `conn`) for the runner's first phase. Otherwise it is committed
+// before returning: BEGIN, lookup, COMMIT for a replay, and one round trip more to lock an
+// unfinished key found free.
 AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
-                        std::chrono::milliseconds lock_timeout);
+                        std::chrono::milliseconds lock_timeout, const CreatingCall* creating = nullptr);
 
 // For the completer: locks an unfinished key by id when it is unlocked or its lock expired.
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,

@@ -12,7 +12,9 @@
 #include <variant>
 
 #include "common/db/connection_pool.hpp"
+#include "common/db/one_trip_call.hpp"
 #include "common/db/transaction.hpp"
+#include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/key_row.hpp"
 
 namespace rr::idempotency {
@@ -67,6 +69,10 @@ struct Phase {
       : run(std::move(function)) {}  // NOLINT: a bare function is a non-local phase
   PhaseFunction run;
   bool local = false;
+  // Optional, for a flow's first (local) phase: the same phase and the key's creation as one SQL
+  // call (see CreatingCall). The API then creates a new key and runs this phase in one round trip;
+  // `run` still serves keys that exist already and callers without the call.
+  CreatingCall create_call;
 };
 
 // Marks a phase local (see Phase).
@@ -89,6 +95,17 @@ class PhaseContext {
   // on our lock token: if the lock was taken over, everything rolls back and LockLost is thrown.
   // Serialization failures and deadlocks are retried a few times with jitter.
   virtual PhaseResult atomic(const std::function<PhaseResult(db::Transaction&)>& work) = 0;
+  // The phase's atomic section as one SQL call: sent in one round trip, run as one implicit
+  // transaction (db::run_one_trip). The call's function applies `applied` to the key itself,
+  // fenced on our lock token (the idem_*_or_raise functions of sql/006_one_round_trip_phases.sql),
+  // and raises SQLSTATE RR001 when the lock was taken over: everything rolls back and LockLost is
+  // thrown here. Every other check the phase needs must raise inside the function too, since
+  // nothing can be rolled back once the rows are here. Serialization failures and deadlocks are
+  // retried as in atomic(). Not for a phase that continues the transaction that created its key.
+  virtual pqxx::result atomic_call(const db::Call& call, const PhaseResult& applied) = 0;
+  // What the call that created the key returned for this phase's use (see Carried); empty unless
+  // this run created the key with the flow's creating call.
+  virtual const Carried& carried() const = 0;
   // Inside `work`: the section's session, which runs statements in the pool's mode.
   virtual db::SessionStatements& statements() = 0;
   // Inside `work`: runs `statement` in the section's transaction `tx`.

@@ -5,6 +5,7 @@
 
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/db/one_trip_call.hpp"
 #include "common/db/outage.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/key_statements.hpp"
@@ -13,9 +14,33 @@ namespace rr::idempotency {
 
 class RunnerContext : public PhaseContext {
  public:
-  RunnerContext(PhaseRunner& runner, KeyRow& key, std::unique_ptr<OpenSection> section)
-      : runner_(runner), key_(key), section_(std::move(section)) {}
+  RunnerContext(PhaseRunner& runner, KeyRow& key, std::unique_ptr<OpenSection> section, Carried carried)
+      : runner_(runner), key_(key), section_(std::move(section)), carried_(std::move(carried)) {}
   const KeyRow& key() const override { return key_; }
+  const Carried& carried() const override { return carried_; }
+
+  pqxx::result atomic_call(const db::Call& call, const PhaseResult& applied) override {
+    if (section_) throw std::logic_error("a phase continuing the transaction that created its key runs in atomic()");
+    for (int attempt = 0;; ++attempt) {
+      try {
+        auto lease = runner_.pool_.acquire();
+        auto rows = db::run_one_trip(lease.conn(), call, lease.statement_timeout());
+        apply(applied);
+        return rows;
+      } catch (const pqxx::serialization_failure&) {
+        if (attempt >= runner_.options_.max_serialization_retries) throw;
+      } catch (const pqxx::deadlock_detected&) {
+        if (attempt >= runner_.options_.max_serialization_retries) throw;
+      } catch (const pqxx::sql_error& e) {
+        if (db::has_sqlstate(e, db::kLockTakenOver)) {
+          throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
+        }
+        throw;
+      }
+      ++runner_.serialization_retries_;
+      std::this_thread::sleep_for(jitter(runner_.options_.retry_jitter * (attempt + 1)));
+    }
+  }
 
   db::SessionStatements& statements() override {
     if (!lease_) throw std::logic_error("statements() called outside an atomic section");
@@ -75,21 +100,26 @@ class RunnerContext : public PhaseContext {
     }
     if (fenced.empty()) throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
     tx.commit();
-    // The in-memory key follows the database only once the commit succeeded.
-    if (auto* point = std::get_if<RecoveryPoint>(&result)) {
+    apply(result);
+    return result;
+  }
+
+  // The in-memory key follows the database only once the commit succeeded.
+  void apply(const PhaseResult& result) {
+    if (const auto* point = std::get_if<RecoveryPoint>(&result)) {
       key_.recovery_point = point->name;
-    } else if (auto* response = std::get_if<FinalResult>(&result)) {
+    } else if (const auto* response = std::get_if<FinalResult>(&result)) {
       key_.recovery_point = kFinished;
       key_.response_code = response->code;
       key_.response_body = response->body;
       key_.lock_token.clear();
     }
-    return result;
   }
 
   PhaseRunner& runner_;
   KeyRow& key_;
   std::unique_ptr<OpenSection> section_;        // the creating transaction, until the first section
+  Carried carried_;                             // what the creating call returned, if one created the key
   db::ConnectionPool::Lease* lease_ = nullptr;  // set only while a phase's work runs
 };
 
@@ -141,8 +171,11 @@ Outcome PhaseRunner::conflict(const KeyRow& key, const std::string& what) {
   return out;
 }
 
-Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section) {
-  RunnerContext context(*this, key, std::move(section));
+Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section, Carried carried) {
+  RunnerContext context(*this, key, std::move(section), std::move(carried));
+  // A creating call committed the flow's first phase before the run: the hook sees that commit as
+  // it sees every other phase's.
+  if (context.carried().row && options_.after_commit) options_.after_commit(key.recovery_point);
   // A flow is acyclic, so it finishes within as many steps as it has phases.
   for (std::size_t step = 0; step <= flow.size() + 1; ++step) {
     if (key.recovery_point == kFinished) {

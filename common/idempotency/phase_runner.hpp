@@ -57,7 +57,8 @@ class PhaseRunner {
   // when the first phase is local (see Phase) its atomic section continues the transaction that
   // created the key, and it must not check out another connection before that section; otherwise
   // the key is committed first.
-  Outcome run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section = nullptr);
+  // With `carried` (from begin_key with a creating call): given to the phases (PhaseContext::carried).
+  Outcome run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section = nullptr, Carried carried = {});
 
   // Counters since start, for metrics.
   std::uint64_t serialization_retries() const { return serialization_retries_.load(); }

@@ -4,6 +4,7 @@
 
 #include "common/base/log.hpp"
 #include "common/http/error_body.hpp"
+#include "common/idempotency/fence_calls.hpp"
 #include "common/payments/provider_call_metrics.hpp"
 #include "common/rides/ride_flow.hpp"
 #include "common/rides/ride_response.hpp"
@@ -26,6 +27,12 @@ const char* outcome_label(const payments::ChargeOutcome& outcome) {
 
 }  // namespace
 
+db::Call record_charge_call(const idempotency::KeyRow& key, const std::string& charge_id,
+                            const idempotency::FinalResult& created) {
+  return db::call("rides_record_charge_and_finish", key.id, key.lock_token, charge_id, kRideAmountCents, kRideCurrency,
+                  key.user_id, created.code, created.body);
+}
+
 idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run) {
   const auto& key = ctx.key();
   payments::ChargeRequest charge;
@@ -41,6 +48,16 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
                                  std::chrono::steady_clock::now() - started);
   switch (outcome.kind) {
     case payments::ChargeOutcome::Kind::charged:
+      if (const auto& carried = ctx.carried(); carried.row) {
+        // This run created the ride (create_ride_call): the response is known before the round trip
+        // that records the charge, stages the receipt and stores it (the ride cannot change while
+        // the key's lock is ours, and the function raises if the ride is missing or the lock gone).
+        RideView ride = ride_view_from(*carried.row, carried.first_column);
+        ride.stripe_charge_id = outcome.charge_id;
+        idempotency::FinalResult created{201, ride_created_body(ride)};
+        ctx.atomic_call(record_charge_call(key, outcome.charge_id, created), created);
+        return created;
+      }
       return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
         auto rows = ctx.exec(tx, statements::kRecordChargeAndStageReceipt, key.id, outcome.charge_id, kRideAmountCents,
                              kRideCurrency, key.user_id);
@@ -49,10 +66,12 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
       });
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});
-      return ctx.atomic([&](db::Transaction&) -> idempotency::PhaseResult {
-        return idempotency::FinalResult{
+      {
+        idempotency::FinalResult declined{
             402, http::error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
-      });
+        ctx.atomic_call(idempotency::finish_call(key, declined), declined);
+        return declined;
+      }
     case payments::ChargeOutcome::Kind::unavailable:
       break;
   }

@@ -1,4 +1,5 @@
-// Phase started -> ride_created: the ride and its audit record, in one statement.
+// Phase started -> ride_created: the ride and its audit record, in one statement; for a new key
+// the API sends it with the key's creation in one round trip (create_ride_call).
 #include <stdexcept>
 
 #include "common/rides/ride_flow.hpp"
@@ -17,6 +18,17 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
              format_coordinate(params->target_lon), key.user_id, key.request_params, ip);
     return idempotency::RecoveryPoint{kRideCreated};
   });
+}
+
+db::Call create_ride_call(const idempotency::KeyRequest& request, const std::string& lock_token,
+                          double lock_timeout_seconds) {
+  // The flow's read_params produced params_json; unreadable here would be our own bug.
+  auto params = from_json(request.params_json);
+  if (!params) throw std::runtime_error("request parameters of a new ride are unreadable");
+  return db::call("rides_create_with_key", request.user_id, request.idempotency_key, request.method, request.path,
+                  request.params_json, request.origin_ip, lock_token, lock_timeout_seconds,
+                  format_coordinate(params->origin_lat), format_coordinate(params->origin_lon),
+                  format_coordinate(params->target_lat), format_coordinate(params->target_lon));
 }
 
 }  // namespace rr::rides

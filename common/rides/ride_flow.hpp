@@ -3,6 +3,8 @@
 //   ride_created   -> charge        (provider call, then record it,  -> finished (201 or 402)
 //                                    stage the receipt and respond)
 //   charge_created -> send_receipt  (stage the receipt, respond)      -> finished
+// A new key is created together with its ride in one round trip (create_ride_call), and a charge
+// is recorded together with the response in another (charge_phase).
 // The charge phase merges "record the charge" with "send receipt" because no foreign call
 // separates them; charge_created stays reachable for keys that stopped there.
 #pragma once
@@ -32,7 +34,16 @@ idempotency::Flow make_ride_flow(const flows::FlowEnvironment& environment);
 
 // The phases, one file each.
 idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideRun& run);
+// create_ride_phase and the key's creation as one call (idempotency::CreatingCall); carries the new
+// ride, as a response shows it, to the charge phase.
+db::Call create_ride_call(const idempotency::KeyRequest& request, const std::string& lock_token,
+                          double lock_timeout_seconds);
 idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run);
+// The charge phase's section after a successful charge, when this run created the ride: records
+// `charge_id` on the key's ride, stages the receipt and stores `created` (rendered from the ride
+// create_ride_call carried), fenced on the key's lock, in one call.
+db::Call record_charge_call(const idempotency::KeyRow& key, const std::string& charge_id,
+                            const idempotency::FinalResult& created);
 idempotency::PhaseResult send_receipt_phase(idempotency::PhaseContext& ctx, RideRun& run);
 
 }  // namespace rr::rides

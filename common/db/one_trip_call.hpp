@@ -1,0 +1,62 @@
+// A call of one SQL function as a transaction of its own, in one round trip (issue 14): the
+// statement bound and the call go out as one simple query,
+//   SET LOCAL statement_timeout = N; SELECT * FROM function('arg', 'arg', NULL)
+// which PostgreSQL runs as one implicit transaction: the call commits or rolls back as a whole,
+// and the bound ends with it. Nothing stays in the session, so it works the same with prepared
+// statements on or off and through a transaction-pooling PgBouncer. The arguments travel as quoted
+// literals (escaped by libpq for the session's encoding), which PostgreSQL types by the
+// function's parameters; the call is planned at every execution, but a one-line call is cheap to
+// plan and the statements inside a PL/pgSQL function keep their cached plans.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace rr::db {
+
+struct Call {
+  std::string function;                               // a function returning a table, a set or void
+  std::vector<std::optional<std::string>> arguments;  // text forms; nullopt is NULL
+};
+
+namespace detail {
+inline std::optional<std::string> call_argument(const std::optional<std::string>& value) { return value; }
+inline std::optional<std::string> call_argument(const std::string& value) { return value; }
+inline std::optional<std::string> call_argument(std::string_view value) { return std::string(value); }
+inline std::optional<std::string> call_argument(const char* value) { return std::string(value); }
+inline std::optional<std::string> call_argument(bool value) { return value ? "true" : "false"; }
+template <typename Number>
+requires std::is_arithmetic_v<Number> std::optional<std::string> call_argument(Number value) {
+  return pqxx::to_string(value);
+}
+}  // namespace detail
+
+// db::call("idem_finish_or_raise", key_id, token, 201, body)
+template <typename... Args>
+Call call(std::string function, const Args&... args) {
+  return Call{std::move(function), {detail::call_argument(args)...}};
+}
+
+// The simple query that runs `call` bounded by `statement_timeout` (zero: no bound), each argument
+// passed through `escape` (the session's, in the product; pgbench's script generator passes its
+// variable references through unchanged).
+std::string one_trip_query(const Call& call, std::chrono::milliseconds statement_timeout,
+                           const std::function<std::string(const std::string&)>& escape);
+
+// Runs `call` on `conn` as its own transaction in one round trip and returns the function's rows.
+// Never resends: if the connection breaks, whether the call committed is unknown (the runner then
+// answers "retry with the same key", which resumes from wherever the database has the key).
+pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::chrono::milliseconds statement_timeout);
+
+// The SQLSTATE of an error raised by our own functions (sql/006_one_round_trip_phases.sql).
+inline constexpr const char* kLockTakenOver = "RR001";
+inline constexpr const char* kMissingRow = "RR002";
+bool has_sqlstate(const std::exception& error, std::string_view sqlstate);
+
+}  // namespace rr::db
