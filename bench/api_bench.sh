@@ -356,28 +356,27 @@ for c in "${connections[@]}"; do
   fi
 done
 
-# The minimum SQL's costs per request, counted in its first round: statements (each one round trip:
-# pgbench sends a command and waits for its answer) from pg_stat_statements, commits from
-# pg_stat_database (pgbench's backends report at exit, so a second is enough to settle).
-minimum_statements="" minimum_commits="" minimum_commits0=""
+# The minimum SQL's costs per request: its statements, from the script (pg_stat_statements counts
+# a prepared BEGIN or COMMIT only at its first execution on a connection), each one round trip
+# (the script has no pipeline: pgbench sends a command and waits for its answer); its commits
+# from pg_stat_database around its first round's run (pgbench's backends report at exit, so a
+# second is enough to settle).
+minimum_commits="" minimum_commits0=""
+minimum_statements=$(awk '/^[[:space:]]*--/ { next } /^[[:space:]]*\\/ { if ($1 ~ /pipeline/) pipeline = 1; next }
+  /;[[:space:]]*$/ || /\\gset/ { n++ } END { if (!pipeline && n > 0) print n }' "$minimum_sql")
 minimum_counts_begin() {
   sleep 1
   minimum_commits0=$(commits_of "$pgbench_url") || return 1
-  psql -X -Atq -v ON_ERROR_STOP=1 "$pgbench_url" -c "/* api_bench */ SELECT pg_stat_statements_reset()" >/dev/null
 }
 minimum_counts_end() {
-  local commits1 statements done_tx
+  local commits1 done_tx
   [ -n "${minimum_commits0:-}" ] || return 1
   sleep 1
   commits1=$(commits_of "$pgbench_url") || return 1
-  statements=$(psql -X -Atq -v ON_ERROR_STOP=1 "$pgbench_url" -c "/* api_bench */ SELECT coalesce(sum(calls), 0)
-    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-    WHERE d.datname = current_database() AND query NOT LIKE '%/* api_bench */%'") || return 1
   done_tx=$(field "pgbench minimum SQL 32 #1" 4)
-  minimum_statements=$(ratio "$statements" "$done_tx" %.2f)
   minimum_commits=$(ratio "$((commits1 - minimum_commits0))" "$done_tx" %.2f)
-  echo "  pgbench minimum SQL per request: ${minimum_statements:-?} statements (round trips)," \
-    "${minimum_commits:-?} commits ($statements statements, $((commits1 - minimum_commits0)) commits / $done_tx transactions)"
+  echo "  pgbench minimum SQL per request: ${minimum_statements:-?} statements (round trips) in the script," \
+    "${minimum_commits:-?} commits ($((commits1 - minimum_commits0)) commits in pg_stat_database / $done_tx transactions)"
 }
 
 # Side by side: pgbench and the API alternate at 32, so a drift of the machine hits both.
@@ -536,9 +535,10 @@ pgbouncer_counts() {  # prints "queries transactions" of database rocket_rides s
 rt_idle_rate="" rt_new_key="" xact_new_key="" rt_replay="" xact_replay="" rt_replays_sent=""
 rt_idle() {  # sets rt_idle_rate: PgBouncer queries per second while no request is sent
   local q0 x0 q1 x1 t0 t1
+  sleep 2  # the warm-ups' requests still in flight when wrk stopped finish first
   t0=$(now)
   read -r q0 x0 < <(pgbouncer_counts) || return 1
-  sleep 3
+  sleep 5
   read -r q1 x1 < <(pgbouncer_counts) || return 1
   t1=$(now)
   rt_idle_rate=$(awk -v q=$((q1 - q0)) -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", q / (t1 - t0) }')
@@ -571,6 +571,7 @@ rt_new_end() {
 rt_replays() {
   local keys status q0 x0 q1 x1 t0 t1 out sent created other idle
   keys=$dir/replay-db-keys.txt
+  sleep 2  # the last run's requests still in flight when wrk stopped finish first
   sql -c "/* api_bench */ SELECT idempotency_key FROM idempotency_keys WHERE id > $rt_id0 AND id <= $rt_id1
     AND response_code = 201 ORDER BY id LIMIT $replay_db_keys" >"$keys" || return 1
   [ -s "$keys" ] || { echo "  api_bench: no finished keys to replay" >&2; return 1; }
