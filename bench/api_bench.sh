@@ -18,6 +18,16 @@
 # the direct API (prepared statements, straight to PostgreSQL) at 32 and 128, ROUNDS alternating
 # pairs; then 512 connections through HAProxy (deploy/haproxy.cfg) in front of two such APIs,
 # sampling PostgreSQL's client backends against PgBouncer's pool size.
+# Issue 14's rows: "pgbench minimum SQL 32 #r" (bench/minimum_sql.sql, the least SQL the design
+# allows, on the product's schema) in the same alternating rounds; CPU per request of the API and
+# of PostgreSQL for every run (from /proc); database round trips per new key and per replay that
+# is not in the API's memory, counted by PgBouncer (SHOW STATS) independently of the API; commits
+# per new key (pg_stat_database); "nginx same replay bytes N" beside "API replay N" (an nginx
+# answering POST /rides with the API's replay answer, byte for byte); and a cost table at the end.
+# A part of these that fails says so in one line and the bench goes on; its verdicts then FAIL
+# as "not measured".
+#   env: STATS_SETTLE=11 (seconds to wait before reading pg_stat_database: an idle PostgreSQL 15
+#        backend reports its counts up to 10 s late)  REPLAY_DB_KEYS=2000 (replays from the database)
 # Exits non-zero if the data check or the statement-count check fails; the targets are
 # informational.
 set -euo pipefail
@@ -27,6 +37,8 @@ build=${1:-build-apibench}
 duration=${DURATION:-15}
 rounds=${ROUNDS:-3}
 memory_seconds=${MEMORY_SECONDS:-60}
+stats_settle=${STATS_SETTLE:-11}
+replay_db_keys=${REPLAY_DB_KEYS:-2000}
 results_file=${RESULTS_FILE:-bench/results/api_bench-$(date +%Y%m%d-%H%M%S).md}
 connections=(8 32 128)
 
@@ -36,8 +48,8 @@ for b in rocket-rides-api rocket-rides-stripe-mock rocket-rides-bench-sql; do
     break
   fi
 done
-bin=$PWD/$build/bin
-for tool in wrk pgbench psql curl python3 pgbouncer haproxy; do
+bin=$(cd "$build/bin" && pwd)  # BUILD_DIR may be relative or absolute
+for tool in wrk pgbench psql curl python3 pgbouncer haproxy nginx; do
   command -v "$tool" >/dev/null || { echo "api_bench: $tool is not installed" >&2; exit 1; }
 done
 
@@ -69,6 +81,22 @@ trap 'exit 143' TERM
 . scripts/pgbouncer-site.sh
 now() { date +%s.%N; }
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$DATABASE_URL" "$@"; }
+# Commits of the database at URL so far (pg_stat_database). A PostgreSQL 15 backend reports its
+# counts when it goes idle, at most once a second and otherwise 10 s later: the API's pool stays
+# connected, so its last second of commits shows up only then (wait STATS_SETTLE first).
+commits_of() {  # url
+  psql -X -Atq -v ON_ERROR_STOP=1 "$1" -c "/* api_bench */ SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+}
+field() {  # label column(1-based: rps p50 p99 2xx 409 5xx other, cores 8-13, ticks pg 14 api 15)
+  awk -F '\t' -v l="$1" -v c="$2" '$1 == l { split($2, v, " "); print v[c] }' "$dir/rows.tsv"
+}
+us_per_request() {  # label pg|api: CPU microseconds per answered request (per pgbench transaction)
+  awk -F '\t' -v l="$1" -v c="$([ "$2" = pg ] && echo 14 || echo 15)" -v clk="$clk" \
+    '$1 == l { split($2, v, " "); if (v[4] > 0) printf "%.0f", v[c] * 1e6 / clk / v[4] }' "$dir/rows.tsv"
+}
+ratio() {  # numerator denominator [format]: prints nothing unless both are numbers and the denominator > 0
+  awk -v a="$1" -v b="$2" -v f="${3:-%.3f}" 'BEGIN { if (a ~ /^-?[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf f, a / b }'
+}
 
 # --- CPU accounting from /proc (clock ticks: utime+stime, plus cutime+cstime of reaped children)
 clk=$(getconf CLK_TCK)
@@ -132,6 +160,8 @@ proxy_pids=()
 wait_port "$mock_port"
 wait_port "$api_port"
 api_url=http://127.0.0.1:$api_port
+# The body of every POST /rides here (bench/api_bench/common.lua sends the same).
+request_body='{"origin_lat":37.7749,"origin_lon":-122.4194,"target_lat":37.8044,"target_lon":-122.2712}'
 
 # --- pgbench scripts, generated from the product's statement constants
 # The product opens each transaction with "BEGIN; SET LOCAL statement_timeout = N" in one round
@@ -149,12 +179,40 @@ pgbench_defines=()
 while IFS= read -r line; do pgbench_defines+=(-D "$line"); done < <("$bin/rocket-rides-bench-sql" defines)
 pgbench_defines+=(-D "user_id=$pgbench_user" -D lock_token=6f1c2b9e-8a4d-4c3b-9e2f-5d7a1b0c3e4f)
 
+# The minimum SQL (issue 14), on the same database and schema as the new-key SQL. One request
+# first, so that a script the schema refuses is found here, once, not in every round.
+minimum_sql=bench/minimum_sql.sql
+minimum_ok=1
+if ! pgbench -n -M prepared -c 1 -t 1 -f "$minimum_sql" "${pgbench_defines[@]}" "$pgbench_url" >"$dir/minimum-check.out" 2>&1; then
+  minimum_ok=0
+  echo "api_bench: $minimum_sql fails on the product's schema; the pgbench minimum SQL rows are left out:" >&2
+  tail -n 5 "$dir/minimum-check.out" >&2
+fi
+
 # --- one measured run: $1 = row label, then the load generator's command line.
-# Writes "label<TAB>rps p50 p99 2xx 409 5xx other pg api mock loadgen proxies other-cpu" to
-# $dir/rows.tsv. If set, the command in $before_load runs after the checkpoint, just before the
-# load starts.
+# Writes "label<TAB>rps p50 p99 2xx 409 5xx other pg api mock loadgen proxies other-cpu pg-ticks
+# api-ticks" to $dir/rows.tsv (the ticks are CPU clock ticks of PostgreSQL and of the APIs over
+# the run, for CPU per request). If set, the command in $before_load runs after the checkpoint,
+# just before the load starts. A failed run ends the bench, unless measure_soft=1 (issue 14's
+# additions): then it says so and returns 1, and no row is written.
 run_index=0
 before_load=""
+measure_soft=0
+measure_failed() {  # label what: exits, or returns 1 when measure_soft=1
+  if [ "$measure_soft" = 1 ]; then
+    echo "  api_bench: $1: $2; this row is left out and the bench goes on" >&2
+    return 1
+  fi
+  echo "api_bench: $1: $2" >&2
+  exit 1
+}
+soft() {  # command...: runs it with measure_soft=1
+  local rc=0
+  measure_soft=1
+  "$@" || rc=$?
+  measure_soft=0
+  return "$rc"
+}
 measure() {
   local label=$1 kind=$2 out
   shift 2
@@ -172,9 +230,8 @@ measure() {
   # The wrapper shell waits for the load generator, so its own stat then holds the generator's
   # CPU as cutime+cstime.
   OUT=$out bash -c '"$@" >"$OUT" 2>&1; rc=$?; cat /proc/$$/stat >"$OUT.cpu"; exit $rc' _ "$@" || {
-    echo "api_bench: $label: the load generator failed:" >&2
     tail -n 20 "$out" >&2
-    exit 1
+    measure_failed "$label" "the load generator failed (its output above)" || return 1
   }
   t1=$(now)
   pg1=$(postgres_ticks)
@@ -192,7 +249,10 @@ measure() {
   local stats
   if [ "$kind" = wrk ]; then
     local r
-    r=$(grep '^BENCH_RESULT' "$out") || { echo "api_bench: $label: no result line" >&2; cat "$out" >&2; exit 1; }
+    r=$(grep '^BENCH_RESULT' "$out") || {
+      cat "$out" >&2
+      measure_failed "$label" "no result line (the load generator's output above)" || return 1
+    }
     # shellcheck disable=SC2001
     stats=$(echo "$r" | sed 's/^BENCH_RESULT //' | awk '{
       for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -211,8 +271,13 @@ measure() {
     rm -f "$dir/pgbench-log-$run_index".*
     stats="$(printf '%.1f' "$tps") $p50 $p99 $done_tx 0 0 ${failed:-0}"
   fi
-  printf '%s\t%s %s\n' "$label" "$stats" "$cores" >>"$dir/rows.tsv"
-  printf '  %-36s %s | cores pg/api/mock/loadgen/proxies/other %s\n' "$label" "$stats" "$cores"
+  printf '%s\t%s %s %s %s\n' "$label" "$stats" "$cores" $((pg1 - pg0)) $((api1 - api0)) >>"$dir/rows.tsv"
+  # CPU per request (per pgbench transaction, one whole request, for pgbench): ticks / answers.
+  local per_request
+  per_request=$(awk -v n="$(echo "$stats" | awk '{ print $4 }')" -v pg=$((pg1 - pg0)) -v api=$((api1 - api0)) -v clk="$clk" \
+    'BEGIN { if (n > 0) printf "%.0f/%.0f", pg * 1e6 / clk / n, api * 1e6 / clk / n; else print "-/-" }')
+  printf '  %-36s %s | cores pg/api/mock/loadgen/proxies/other %s | CPU us per request pg/api %s\n' \
+    "$label" "$stats" "$cores" "$per_request"
 }
 
 pgbench_run() {  # label script clients
@@ -252,6 +317,7 @@ statements_read() {  # NAME (file name) DESCRIPTION; sets per_key
     >"$dir/statements-$name.tsv"
   statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
   created=$((created1 - created0))
+  created_keys=$created
   per_key=$(awk -v s="$statements" -v k="$created" 'BEGIN { if (k > 0) printf "%.3f", s / k; else print "nan" }')
   echo
   echo "statements per new key, $what: $per_key ($statements statements / $created keys answered 201)," \
@@ -267,29 +333,127 @@ statements_read() {  # NAME (file name) DESCRIPTION; sets per_key
   echo
 }
 
+# The same run counts the API's commits per new key (pg_stat_database, read after its pool's
+# counts have settled on both sides of the run).
+api_commits_per_key=""
 for c in "${connections[@]}"; do
-  if [ "$c" = 32 ]; then statements_reset; fi
+  if [ "$c" = 32 ]; then
+    sleep "$stats_settle"
+    api_commits0=$(commits_of "$DATABASE_URL" || true)
+    statements_reset
+  fi
   wrk_run "API new keys $c" new_keys.lua "$c"
   if [ "$c" = 32 ]; then
     statements_read direct "the API straight to PostgreSQL (prepared statements)"
     api_per_key=$per_key
+    sleep "$stats_settle"
+    api_commits1=$(commits_of "$DATABASE_URL" || true)
+    api_commits_per_key=$(ratio "$((${api_commits1:-0} - ${api_commits0:-0}))" "$created_keys" %.2f)
+    if [ -z "$api_commits0" ] || [ -z "$api_commits1" ]; then api_commits_per_key=""; fi
+    echo "commits per new key, the API straight to PostgreSQL: ${api_commits_per_key:-not measured}" \
+      "($((${api_commits1:-0} - ${api_commits0:-0})) commits in pg_stat_database / $created_keys keys answered 201)"
+    echo
   fi
 done
 
+# The minimum SQL's costs per request: its statements, from the script (pg_stat_statements counts
+# a prepared BEGIN or COMMIT only at its first execution on a connection), each one round trip
+# (the script has no pipeline: pgbench sends a command and waits for its answer); its commits
+# from pg_stat_database around its first round's run (pgbench's backends report at exit, so a
+# second is enough to settle).
+minimum_commits="" minimum_commits0=""
+minimum_statements=$(awk '/^[[:space:]]*--/ { next } /^[[:space:]]*\\/ { if ($1 ~ /pipeline/) pipeline = 1; next }
+  /;[[:space:]]*$/ || /\\gset/ { n++ } END { if (!pipeline && n > 0) print n }' "$minimum_sql")
+minimum_counts_begin() {
+  sleep 1
+  minimum_commits0=$(commits_of "$pgbench_url") || return 1
+}
+minimum_counts_end() {
+  local commits1 done_tx
+  [ -n "${minimum_commits0:-}" ] || return 1
+  sleep 1
+  commits1=$(commits_of "$pgbench_url") || return 1
+  done_tx=$(field "pgbench minimum SQL 32 #1" 4)
+  minimum_commits=$(ratio "$((commits1 - minimum_commits0))" "$done_tx" %.2f)
+  echo "  pgbench minimum SQL per request: ${minimum_statements:-?} statements (round trips) in the script," \
+    "${minimum_commits:-?} commits ($((commits1 - minimum_commits0)) commits in pg_stat_database / $done_tx transactions)"
+}
+
 # Side by side: pgbench and the API alternate at 32, so a drift of the machine hits both.
 # The same for "no collapse at 128": 32 and 128 alternate, for new keys and for mixed traffic.
+# pgbench running the minimum SQL joins each round, right after the product's SQL.
 for round in $(seq 1 "$rounds"); do
   pgbench_run "pgbench new-key SQL 32 #$round" "$dir/new_key.sql" 32
+  if [ "$minimum_ok" = 1 ]; then
+    if [ "$round" = 1 ]; then
+      minimum_counts_begin || echo "  api_bench: cannot read the minimum SQL's counts before its run" >&2
+    fi
+    if soft pgbench_run "pgbench minimum SQL 32 #$round" "$minimum_sql" 32 && [ "$round" = 1 ]; then
+      minimum_counts_end || echo "  api_bench: cannot read the minimum SQL's statement and commit counts" >&2
+    fi
+  fi
   wrk_run "API new keys 32 #$round" new_keys.lua 32
   wrk_run "API new keys 128 #$round" new_keys.lua 128
 done
 
 replay_key=replay-bench-key-$RANDOM$RANDOM-$RANDOM$RANDOM
-status=$(curl -s -o "$dir/replay-first.out" -w '%{http_code}' -X POST "$api_url/rides" \
-  -H "Authorization: Bearer $token" -H "Idempotency-Key: $replay_key" -H "Content-Type: application/json" \
-  -d '{"origin_lat":37.7749,"origin_lon":-122.4194,"target_lat":37.8044,"target_lon":-122.2712}')
-[ "$status" = 201 ] || { echo "api_bench: creating the replay key answered $status" >&2; cat "$dir/replay-first.out" >&2; exit 1; }
-for c in "${connections[@]}"; do wrk_run "API replay $c" replay.lua "$c"; done
+post_rides() {  # base-url key output-prefix: POST /rides as the wrk scripts send it; prints the status
+  curl -s -D "$3.headers" -o "$3.body" -w '%{http_code}' -X POST "$1/rides" \
+    -H "Authorization: Bearer $token" -H "Idempotency-Key: $2" -H "Content-Type: application/json" \
+    -d "$request_body"
+}
+status=$(post_rides "$api_url" "$replay_key" "$dir/replay-first")
+[ "$status" = 201 ] || { echo "api_bench: creating the replay key answered $status" >&2; cat "$dir/replay-first.body" >&2; exit 1; }
+
+# nginx answering POST /rides with the bytes of the API's replay answer (issue 14): the same
+# request, the same answer, nothing else done. Its CPU counts in the "api" column of its rows.
+nginx_pid=""
+nginx_start() {
+  local status
+  status=$(post_rides "$api_url" "$replay_key" "$dir/replay-answer") || return 1
+  [ "$status" = 201 ] || { echo "  api_bench: the replay answered $status" >&2; return 1; }
+  nginx_port=$(pick_port) || return 1
+  while [ "$nginx_port" = "$mock_port" ] || [ "$nginx_port" = "$api_port" ]; do nginx_port=$(pick_port) || return 1; done
+  python3 bench/api_bench/nginx_same_answer.py "$dir/replay-answer.headers" "$dir/replay-answer.body" \
+    "$nginx_port" "$dir/nginx" || return 1
+  nginx -p "$dir/nginx/" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" -g 'daemon off;' \
+    </dev/null >"$dir/nginx.log" 2>&1 &
+  nginx_pid=$!
+  pids+=("$nginx_pid")
+  wait_port "$nginx_port" || { cat "$dir/nginx.log" "$dir/nginx/error.log" >&2 2>/dev/null; return 1; }
+  status=$(post_rides "http://127.0.0.1:$nginx_port" "$replay_key" "$dir/nginx-answer") || return 1
+  if [ "$status" != 201 ] || ! cmp -s "$dir/replay-answer.body" "$dir/nginx-answer.body"; then
+    echo "  api_bench: nginx answers $status with a body other than the API's" >&2
+    return 1
+  fi
+  header_names() { tr -d '\r' <"$1" | awk -F: 'NR > 1 && NF > 1 { printf "%s%s", (n++ ? ", " : ""), $1 }'; }
+  echo "nginx (port $nginx_port) answers POST /rides as the API replays: 201, the same" \
+    "$(wc -c <"$dir/replay-answer.body")-byte body; headers API: $(header_names "$dir/replay-answer.headers");" \
+    "nginx: $(header_names "$dir/nginx-answer.headers")"
+}
+nginx_run() {  # connections
+  local saved=("${api_pids[@]}") rc=0
+  # shellcheck disable=SC2207
+  api_pids=("$nginx_pid" $(pgrep -P "$nginx_pid" || true))
+  soft wrk_run "nginx same replay bytes $1" replay.lua "$1" "$duration" "http://127.0.0.1:$nginx_port" || rc=$?
+  api_pids=("${saved[@]}")
+  return "$rc"
+}
+nginx_ok=0
+if nginx_start; then
+  nginx_ok=1
+else
+  echo "api_bench: nginx could not answer with the API's replay bytes; the nginx rows are left out" >&2
+fi
+# Each API replay run and its nginx run back to back, at each connection count.
+for c in "${connections[@]}"; do
+  wrk_run "API replay $c" replay.lua "$c"
+  if [ "$nginx_ok" = 1 ]; then nginx_run "$c" || true; fi
+done
+if [ -n "$nginx_pid" ]; then
+  kill "$nginx_pid" 2>/dev/null || true
+  wait "$nginx_pid" 2>/dev/null || true
+fi
 for c in "${connections[@]}"; do wrk_run "API mixed $c" mixed.lua "$c"; done
 for round in $(seq 1 "$rounds"); do
   wrk_run "API mixed 32 #$round" mixed.lua 32
@@ -358,6 +522,85 @@ for port in "${pgb_ports[@]}"; do
 done
 pgb_url=http://127.0.0.1:${pgb_ports[0]}
 
+# --- database round trips, counted by PgBouncer (issue 14): SHOW STATS on its admin console counts
+# a "query" from a client's first message until PostgreSQL's ReadyForQuery, i.e. one round trip,
+# and a transaction per server transaction, whatever the API thinks it sends. The pooled APIs'
+# readiness pings go through PgBouncer too: their rate, measured idle, is taken off.
+pgbouncer_counts() {  # prints "queries transactions" of database rocket_rides so far
+  psql -X -A -F '|' -h 127.0.0.1 -p "$pgbouncer_port" -U postgres -d pgbouncer -c 'SHOW STATS' |
+    awk -F'|' 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      $1 == "rocket_rides" { q = $col["total_query_count"]; x = $col["total_xact_count"] }
+      END { if (q == "") exit 1; print q, x }'
+}
+rt_idle_rate="" rt_new_key="" xact_new_key="" rt_replay="" xact_replay="" rt_replays_sent=""
+rt_idle() {  # sets rt_idle_rate: PgBouncer queries per second while no request is sent
+  local q0 x0 q1 x1 t0 t1
+  sleep 2  # the warm-ups' requests still in flight when wrk stopped finish first
+  t0=$(now)
+  read -r q0 x0 < <(pgbouncer_counts) || return 1
+  sleep 5
+  read -r q1 x1 < <(pgbouncer_counts) || return 1
+  t1=$(now)
+  rt_idle_rate=$(awk -v q=$((q1 - q0)) -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", q / (t1 - t0) }')
+  rt_idle_xact=$(awk -v x=$((x1 - x0)) -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", x / (t1 - t0) }')
+  echo "PgBouncer while idle: $rt_idle_rate round trips and $rt_idle_xact transactions a second (readiness pings)"
+}
+# Around one run of new keys through PgBouncer: rt_new_begin before it, rt_new_end after
+# statements_read (which waits for requests in flight and counts the keys answered 201).
+rt_new_begin() {
+  rt_t0=$(now)
+  read -r rt_q0 rt_x0 < <(pgbouncer_counts) || return 1
+  rt_id0=$(sql -c "/* api_bench */ SELECT coalesce(max(id), 0) FROM idempotency_keys") || return 1
+}
+rt_new_end() {
+  local q1 x1 t1 idle
+  read -r q1 x1 < <(pgbouncer_counts) || return 1
+  t1=$(now)
+  rt_id1=$(sql -c "/* api_bench */ SELECT coalesce(max(id), 0) FROM idempotency_keys") || return 1
+  idle=$(awk -v r="${rt_idle_rate:-0}" -v a="$rt_t0" -v b="$t1" 'BEGIN { printf "%.0f", r * (b - a) }')
+  rt_new_key=$(ratio "$((q1 - rt_q0 - idle))" "$created_keys" %.2f)
+  idle=$(awk -v r="${rt_idle_xact:-0}" -v a="$rt_t0" -v b="$t1" 'BEGIN { printf "%.0f", r * (b - a) }')
+  xact_new_key=$(ratio "$((x1 - rt_x0 - idle))" "$created_keys" %.2f)
+  echo "round trips per new key: ${rt_new_key:-not measured} (PgBouncer: $((q1 - rt_q0)) queries, less the" \
+    "idle rate, / $created_keys keys answered 201; transactions per new key: ${xact_new_key:-?})"
+  echo
+}
+# Replays that are not in the API's memory: keys the first pooled API finished in that run, each
+# replayed once to the second pooled API, which has never seen them (its memory holds only the
+# keys it finished itself), so every answer comes from the database.
+rt_replays() {
+  local keys status q0 x0 q1 x1 t0 t1 out sent created other idle
+  keys=$dir/replay-db-keys.txt
+  sleep 2  # the last run's requests still in flight when wrk stopped finish first
+  sql -c "/* api_bench */ SELECT idempotency_key FROM idempotency_keys WHERE id > $rt_id0 AND id <= $rt_id1
+    AND response_code = 201 ORDER BY id LIMIT $replay_db_keys" >"$keys" || return 1
+  [ -s "$keys" ] || { echo "  api_bench: no finished keys to replay" >&2; return 1; }
+  # One request first, outside the count: the token's user may have left the API's cache
+  # (TOKEN_CACHE_TTL) since its warm-up.
+  status=$(post_rides "http://127.0.0.1:${pgb_ports[1]}" "$replay_key" "$dir/replay-db-first") || return 1
+  [ "$status" = 201 ] || { echo "  api_bench: the second pooled API answered $status to a replay" >&2; return 1; }
+  t0=$(now)
+  read -r q0 x0 < <(pgbouncer_counts) || return 1
+  out=$(python3 bench/api_bench/replay_each.py 127.0.0.1 "${pgb_ports[1]}" "$token" "$request_body" "$keys") || return 1
+  read -r q1 x1 < <(pgbouncer_counts) || return 1
+  t1=$(now)
+  sent=$(echo "$out" | sed -n 's/.* sent=\([0-9]*\).*/\1/p')
+  created=$(echo "$out" | sed -n 's/.* s201=\([0-9]*\).*/\1/p')
+  other=$(echo "$out" | sed -n 's/.* other=\([0-9]*\).*/\1/p')
+  rt_replays_sent=$sent
+  idle=$(awk -v r="${rt_idle_rate:-0}" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", r * (b - a) }')
+  rt_replay=$(ratio "$((q1 - q0 - idle))" "$created" %.2f)
+  idle=$(awk -v r="${rt_idle_xact:-0}" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", r * (b - a) }')
+  xact_replay=$(ratio "$((x1 - x0 - idle))" "$created" %.2f)
+  echo "round trips per replay from the database: ${rt_replay:-not measured} (PgBouncer: $((q1 - q0)) queries," \
+    "less the idle rate, / $created replays answered 201 of $sent sent, $other other, first other: $(echo "$out" |
+      sed -n 's/.* first_other=\([^ ]*\).*/\1/p'); transactions per replay: ${xact_replay:-?};" \
+    "$(awk -v n="$sent" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }') replays/s, one at a time)"
+  echo
+}
+echo
+rt_idle || echo "  api_bench: cannot read PgBouncer's SHOW STATS; round trips are not measured" >&2
+
 # New keys through PgBouncer beside the direct API, in alternating pairs at 32 and 128 (which of
 # the two goes first alternates too). The first pair at 32 also counts the statements of the API
 # through PgBouncer, which must be the same SQL.
@@ -369,16 +612,27 @@ for round in $(seq 1 "$rounds"); do
       if [ "$which" = direct ]; then
         wrk_run "API new keys $c direct #$round" new_keys.lua "$c"
       else
-        if [ "$round" = 1 ] && [ "$c" = 32 ]; then statements_reset; fi
+        rt_counting=0
+        if [ "$round" = 1 ] && [ "$c" = 32 ]; then
+          statements_reset
+          if rt_new_begin; then rt_counting=1; else echo "  api_bench: cannot read PgBouncer's counts" >&2; fi
+        fi
         wrk_run "API new keys $c via PgBouncer #$round" new_keys.lua "$c" "$duration" "$pgb_url"
         if [ "$round" = 1 ] && [ "$c" = 32 ]; then
           statements_read pgbouncer "the API through PgBouncer (prepared statements off)"
           pgb_per_key=$per_key
+          if [ "$rt_counting" = 1 ]; then
+            rt_new_end || echo "  api_bench: cannot read PgBouncer's counts after the run" >&2
+          fi
         fi
       fi
     done
   done
 done
+
+if [ -n "${rt_id1:-}" ]; then
+  rt_replays || echo "  api_bench: the replays from the database could not be counted" >&2
+fi
 
 # 512 connections through HAProxy in front of both APIs through PgBouncer. The direct API stops
 # first, so that every client backend PostgreSQL has in this database (but the sampler's own) is
@@ -508,27 +762,78 @@ fi
 
 # --- the table
 mkdir -p "$(dirname "$results_file")"
-table=$(awk -F '\t' '
-  { split($2, v, " "); label[NR] = $1; for (i = 1; i <= 13; i++) f[NR, i] = v[i]; n = NR; rate[$1] = v[1]
+# "CPU us per request": CPU microseconds of PostgreSQL and of the API (of nginx in its rows) per
+# answered request, per transaction for pgbench (one whole request). "API / minimum SQL or nginx":
+# the API's new keys against the same round's pgbench minimum SQL, its replays against nginx
+# answering the same bytes at the same connections.
+table=$(awk -F '\t' -v clk="$clk" '
+  { split($2, v, " "); label[NR] = $1; for (i = 1; i <= 15; i++) f[NR, i] = v[i]; n = NR; rate[$1] = v[1]
     if ($1 ~ /^pgbench new-key SQL [0-9]+$/) { c = $1; sub(/.* /, "", c); base[c] = v[1] }
-    if ($1 ~ /^pgbench new-key SQL 32 #/) { pair = $1; sub(/.*#/, "", pair); paired[pair] = v[1] } }
+    if ($1 ~ /^pgbench new-key SQL 32 #/) { pair = $1; sub(/.*#/, "", pair); paired[pair] = v[1] }
+    if ($1 ~ /^pgbench minimum SQL 32 #/) { pair = $1; sub(/.*#/, "", pair); minimum[pair] = v[1] }
+    if ($1 ~ /^nginx same replay bytes [0-9]+$/) { c = $1; sub(/.* /, "", c); nginx[c] = v[1] } }
   END {
-    print "| run | req/s (tps) | p50 ms | p99 ms | 2xx | non-2xx 409 / 5xx / other | CPU cores pg / api / mock / loadgen / pgbouncer+haproxy / other | API / pgbench | PgBouncer / direct |"
-    print "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"
+    print "| run | req/s (tps) | p50 ms | p99 ms | 2xx | non-2xx 409 / 5xx / other | CPU cores pg / api / mock / loadgen / pgbouncer+haproxy / other | CPU us per request pg / api | API / pgbench | API / minimum SQL or nginx | PgBouncer / direct |"
+    print "| --- | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: |"
     for (r = 1; r <= n; r++) {
-      ratio = ""; pooled = ""
+      ratio = ""; pooled = ""; least = ""
       if (label[r] ~ /^API (new keys|mixed) [0-9]+$/) { c = label[r]; sub(/.* /, "", c); if (base[c] > 0) ratio = sprintf("%.2f", f[r, 1] / base[c]) }
-      if (label[r] ~ /^API new keys 32 #/) { pair = label[r]; sub(/.*#/, "", pair); if (paired[pair] > 0) ratio = sprintf("%.2f", f[r, 1] / paired[pair]) }
+      if (label[r] ~ /^API new keys 32 #/) { pair = label[r]; sub(/.*#/, "", pair); if (paired[pair] > 0) ratio = sprintf("%.2f", f[r, 1] / paired[pair])
+        if (minimum[pair] > 0) least = sprintf("%.2f", f[r, 1] / minimum[pair]) }
+      if (label[r] ~ /^API replay [0-9]+$/) { c = label[r]; sub(/.* /, "", c); if (nginx[c] > 0) least = sprintf("%.2f", f[r, 1] / nginx[c]) }
       if (label[r] ~ / via PgBouncer #/) { d = label[r]; sub(/ via PgBouncer #/, " direct #", d); if (rate[d] > 0) pooled = sprintf("%.2f", f[r, 1] / rate[d]) }
-      printf "| %s | %.0f | %s | %s | %d | %d / %d / %d | %s / %s / %s / %s / %s / %s | %s | %s |\n", label[r], f[r, 1], f[r, 2],
-        f[r, 3], f[r, 4], f[r, 5], f[r, 6], f[r, 7], f[r, 8], f[r, 9], f[r, 10], f[r, 11], f[r, 12], f[r, 13], ratio, pooled
+      cpu = "- / -"
+      if (f[r, 4] > 0) cpu = sprintf("%.0f / %.0f", f[r, 14] * 1e6 / clk / f[r, 4], f[r, 15] * 1e6 / clk / f[r, 4])
+      printf "| %s | %.0f | %s | %s | %d | %d / %d / %d | %s / %s / %s / %s / %s / %s | %s | %s | %s | %s |\n", label[r], f[r, 1], f[r, 2],
+        f[r, 3], f[r, 4], f[r, 5], f[r, 6], f[r, 7], f[r, 8], f[r, 9], f[r, 10], f[r, 11], f[r, 12], f[r, 13], cpu, ratio, least, pooled
     }
   }' "$dir/rows.tsv")
 
-field() {  # label column(1-based: rps p50 p99 2xx 409 5xx other)
-  awk -F '\t' -v l="$1" -v c="$2" '$1 == l { split($2, v, " "); print v[c] }' "$dir/rows.tsv"
-}
 verdict() { if awk "BEGIN { exit !($2) }"; then echo "PASS  $1"; else echo "FAIL  $1"; fi; }
+# A verdict on figures that a part allowed to fail may have left out: FAIL "not measured" unless
+# every value given is a number.
+verdict_of() {  # description expression values...
+  local what=$1 expression=$2 value
+  shift 2
+  for value in "$@"; do
+    if ! [[ "$value" =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then echo "FAIL  $what: not measured"; return 0; fi
+  done
+  verdict "$what" "$expression"
+}
+lower_median() {  # lines "KEY VALUE": the line whose VALUE is the median (the lower one of an even count)
+  sort -k2 -g | awk '{ v[NR] = $0 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+# Issue 14's figures, computed here so that the verdicts and the cost table share them.
+# The minimum SQL pair (pgbench minimum SQL, then the API, in the same round) with the median ratio.
+read -r min_round min_ratio < <(for round in $(seq 1 "$rounds"); do
+  r=$(ratio "$(field "API new keys 32 #$round" 1)" "$(field "pgbench minimum SQL 32 #$round" 1)")
+  if [ -n "$r" ]; then echo "$round $r"; fi
+done | lower_median) || true
+# CPU per request at 32 over the rounds: the API's and PostgreSQL's per new key, PostgreSQL's per
+# minimum SQL transaction pair (medians), and PostgreSQL's per new key over per pair in each round
+# (the pair with the median ratio).
+median_us() {  # label-without-round pg|api
+  for round in $(seq 1 "$rounds"); do echo "$round $(us_per_request "$1 #$round" "$2")"; done |
+    awk 'NF == 2' | lower_median | awk '{ print $2 }'
+}
+rounds_us() {  # label-without-round pg|api: the per-round figures, for the verdict's text
+  for round in $(seq 1 "$rounds"); do us_per_request "$1 #$round" "$2"; echo; done | paste -sd/ -
+}
+api_cpu32=$(median_us "API new keys 32" api)
+api_pg32=$(median_us "API new keys 32" pg)
+min_pg32=$(median_us "pgbench minimum SQL 32" pg)
+read -r pg_round pg_ratio < <(for round in $(seq 1 "$rounds"); do
+  r=$(ratio "$(us_per_request "API new keys 32 #$round" pg)" "$(us_per_request "pgbench minimum SQL 32 #$round" pg)")
+  if [ -n "$r" ]; then echo "$round $r"; fi
+done | lower_median) || true
+tail_ratios() {  # connections: "run p99/p50" of every new-key run at that count
+  local round label r
+  { echo "API new keys $1"; for round in $(seq 1 "$rounds"); do echo "API new keys $1 #$round"; done; } |
+    while IFS= read -r label; do
+      r=$(ratio "$(field "$label" 3)" "$(field "$label" 2)" %.2f)
+      if [ -n "$r" ]; then echo "run $r"; fi
+    done
+}
 # The pair (pgbench run, then API run) with the median ratio; its figures go in the verdict.
 read -r median_round median_ratio < <(for round in $(seq 1 "$rounds"); do
   awk -v a="$(field "API new keys 32 #$round" 1)" -v p="$(field "pgbench new-key SQL 32 #$round" 1)" -v r="$round" \
@@ -539,6 +844,27 @@ pg32=$(field "pgbench new-key SQL 32 #$median_round" 1)
 targets=$(
   verdict "new keys at 32: $new32 req/s >= 0.8 x pgbench $pg32 tps (ratio $median_ratio, the median of $rounds alternating pairs)" \
     "$new32 >= 0.8 * $pg32"
+  min_new=$(field "API new keys 32 #${min_round:-}" 1)
+  min_tps=$(field "pgbench minimum SQL 32 #${min_round:-}" 1)
+  verdict_of "new keys at 32: $min_new req/s >= 0.85 x pgbench minimum SQL $min_tps tps (ratio ${min_ratio:-?}, the median of $rounds alternating pairs; to the product's own SQL: $median_ratio)" \
+    "$min_new >= 0.85 * $min_tps" "$min_new" "$min_tps"
+  verdict_of "API CPU per new-key request at 32: ${api_cpu32:-?} us <= 150 us (median of the rounds: $(rounds_us "API new keys 32" api))" \
+    "$api_cpu32 <= 150" "$api_cpu32"
+  verdict_of "PostgreSQL CPU per new key at 32: $(us_per_request "API new keys 32 #${pg_round:-}" pg) us <= 1.1 x $(us_per_request "pgbench minimum SQL 32 #${pg_round:-}" pg) us per minimum SQL transaction pair (ratio ${pg_ratio:-?}, the median of $rounds alternating pairs)" \
+    "$pg_ratio <= 1.1" "$pg_ratio"
+  verdict_of "round trips per new key: ${rt_new_key:-?} <= 2 (counted by PgBouncer)" "$rt_new_key <= 2" "$rt_new_key"
+  verdict_of "round trips per replay from the database: ${rt_replay:-?} <= 1 (counted by PgBouncer over ${rt_replays_sent:-0} replays)" \
+    "$rt_replay <= 1" "$rt_replay"
+  for c in 32 128; do
+    tails=$(tail_ratios "$c")
+    tail_median=$(echo "$tails" | awk 'NF == 2' | lower_median | awk '{ print $2 }')
+    verdict_of "new keys at $c: p99 <= 3 x p50 (median p99/p50 ${tail_median:-?} over the runs: $(echo "$tails" | awk 'NF == 2 { printf "%s%s", (n++ ? ", " : ""), $2 }'))" \
+      "$tail_median <= 3" "$tail_median"
+  done
+  api_replay32=$(field "API replay 32" 1)
+  nginx32=$(field "nginx same replay bytes 32" 1)
+  verdict_of "replays at 32: $api_replay32 req/s >= 0.75 x nginx answering the same bytes $nginx32 (ratio $(ratio "$api_replay32" "$nginx32" %.2f); at 8: $(ratio "$(field "API replay 8" 1)" "$(field "nginx same replay bytes 8" 1)" %.2f), at 128: $(ratio "$(field "API replay 128" 1)" "$(field "nginx same replay bytes 128" 1)" %.2f))" \
+    "$api_replay32 >= 0.75 * $nginx32" "$api_replay32" "$nginx32"
   verdict "new keys at 32: zero 409 and zero 5xx ($(field "API new keys 32" 5) / $(field "API new keys 32" 6))" \
     "$(field "API new keys 32" 5) + $(field "API new keys 32" 6) == 0"
   verdict "new keys at 32: p99 $(field "API new keys 32" 3) ms < 50 ms (pgbench's own p99 for the same SQL at 32: $(field "pgbench new-key SQL 32" 3) ms)" \
@@ -560,7 +886,7 @@ targets=$(
     verdict "$kind at 128: $r128 req/s no more than 10% below the 32-connection $r32 (ratio $ratio128, the median of $rounds alternating pairs)" \
       "$r128 >= 0.9 * $r32"
   done
-  verdict "API RSS after ${memory_seconds}s of mixed traffic at 128: $((rss_kib / 1024)) MiB < 64 MiB" "$rss_kib < 65536"
+  verdict "API RSS at 128 connections (after ${memory_seconds}s of mixed traffic): $((rss_kib / 1024)) MiB < 64 MiB" "$rss_kib < 65536"
   for c in "${pgbouncer_connections[@]}"; do
     # The alternating pair (direct, through PgBouncer) with the median ratio.
     read -r pround pratio < <(for round in $(seq 1 "$rounds"); do
@@ -605,6 +931,16 @@ report=$(
   echo "API memory after ${memory_seconds}s of mixed traffic at 128: VmRSS $((rss_kib / 1024)) MiB," \
     "VmHWM $((hwm_kib / 1024)) MiB (stand-in provider VmRSS $((mock_rss_kib / 1024)) MiB, it keeps every charge)."
   echo "Data: $keys_201 keys answered 201, each with its ride, charge and one receipt job: $([ "$data_ok" = 1 ] && echo ok || echo VIOLATED)."
+  echo
+  echo "What a request costs at 32 connections (round trips counted by PgBouncer, the API's through it; commits"
+  echo "from pg_stat_database; CPU from /proc, the medians of $rounds rounds; the minimum SQL's round trips are its"
+  echo "statements, each of which pgbench sends and waits for; a replay's commits are PgBouncer's transactions, read only):"
+  echo
+  echo "| per request | round trips | statements | commits | API CPU us | PostgreSQL CPU us |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  echo "| rocket-rides-api, new key | ${rt_new_key:--} | ${api_per_key:--} | ${api_commits_per_key:--} | ${api_cpu32:--} | ${api_pg32:--} |"
+  echo "| pgbench minimum SQL, new key | ${minimum_statements:--} | ${minimum_statements:--} | ${minimum_commits:--} | - | ${min_pg32:--} |"
+  echo "| rocket-rides-api, replay not in its memory | ${rt_replay:--} | | ${xact_replay:--} | | |"
   echo
   echo '```'
   echo "$targets"
