@@ -1,6 +1,7 @@
 // The generic runner with a flow that is not about rides: it must know only keys, locks,
 // recovery points and phase results, and unlock the key on failures.
 #include <boost/test/unit_test.hpp>
+#include <functional>
 #include <future>
 #include <vector>
 
@@ -326,6 +327,124 @@ BOOST_AUTO_TEST_CASE(a_first_phase_that_is_not_local_finds_its_key_committed_bef
   BOOST_TEST(provider_saw[0] == provider_saw[1]);  // the retry must reuse the payment key
   // No database transaction held open across the call: the key is stored before it.
   BOOST_TEST(visible_to_others[0] == "1");
+}
+
+// One round trip per phase (issue 14), with a flow that is not about rides: its own SQL functions
+// create the key with the first phase's work, and finish it with the second phase's.
+struct OneTripFlowFixture : RunnerFixture {
+  OneTripFlowFixture() {
+    pqxx::work tx(db.conn());
+    tx.exec(R"sql(
+      CREATE TABLE things (n int);
+      CREATE FUNCTION things_create_with_key(p_user_id bigint, p_key text, p_lock_token uuid)
+      RETURNS TABLE (inserted boolean, id bigint, user_id bigint, recovery_point text, lock_token text,
+                     request_params text, origin_ip text, payment_idempotency_key text, response_code int,
+                     response_body text, same_request boolean, locked boolean, thing int)
+      LANGUAGE plpgsql AS $$
+      DECLARE v record;
+      BEGIN
+        SELECT * INTO v FROM idem_find_or_create(p_user_id, p_key, 'POST', '/things', '{}'::jsonb, '', p_lock_token, 90);
+        IF NOT FOUND THEN RETURN; END IF;
+        IF v.inserted THEN
+          INSERT INTO things VALUES (7);
+          PERFORM idem_move_recovery_point_or_raise(v.id, p_lock_token, 'thing_made');
+        END IF;
+        RETURN QUERY SELECT v.inserted, v.id, v.user_id, CASE WHEN v.inserted THEN 'thing_made' ELSE v.recovery_point END,
+                            v.lock_token, v.request_params, v.origin_ip, v.payment_idempotency_key, v.response_code,
+                            v.response_body, v.same_request, v.locked, CASE WHEN v.inserted THEN 7 END;
+      END $$;
+      CREATE FUNCTION things_write_and_finish(p_key_id bigint, p_lock_token uuid, p_body text, p_missing boolean)
+      RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO things VALUES (1);
+        IF p_missing THEN RAISE EXCEPTION 'no thing for key %', p_key_id USING ERRCODE = 'RR002'; END IF;
+        PERFORM idem_finish_or_raise(p_key_id, p_lock_token, 200, p_body);
+      END $$;
+    )sql");
+    tx.commit();
+  }
+
+  idem::CreatingCall creating = [](const idem::KeyRequest& request, const std::string& token, double) {
+    return rr::db::call("things_create_with_key", request.user_id, request.idempotency_key, token);
+  };
+  idem::KeyRequest request() const { return {user_id, "one-trip-key-00000000001", "POST", "/things", "{}", ""}; }
+
+  // The second phase: one call that writes a thing and stores the response, fenced. `before` runs
+  // first (a takeover, say).
+  idem::Flow one_trip_flow(bool missing, std::function<void()> before = {}, int* carried_thing = nullptr) {
+    return {{"thing_made", [=](idem::PhaseContext& ctx) -> idem::PhaseResult {
+               if (before) before();
+               const auto& carried = ctx.carried();
+               if (carried_thing && carried.row) *carried_thing = (*carried.row)[carried.first_column].as<int>();
+               idem::FinalResult done{200, "{\"made\":true}"};
+               ctx.atomic_call(
+                   rr::db::call("things_write_and_finish", ctx.key().id, ctx.key().lock_token, done.body, missing),
+                   done);
+               return done;
+             }}};
+  }
+
+  idem::KeyRow lock_key_at_thing_made() {
+    auto key = lock_new_key();
+    db.scalar("UPDATE idempotency_keys SET recovery_point = 'thing_made' RETURNING id");
+    key.recovery_point = "thing_made";
+    return key;
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(a_creating_call_creates_the_key_with_its_first_phase_and_carries_its_columns,
+                        OneTripFlowFixture) {
+  auto result = idem::begin_key(pool.acquire(), request(), 90s, &creating);
+  BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
+  auto acquired = std::move(std::get<idem::Acquired>(result));
+  BOOST_TEST(acquired.created);
+  BOOST_TEST(acquired.section == nullptr);  // committed already: nothing held open
+  BOOST_TEST(acquired.key.recovery_point == "thing_made");
+  BOOST_TEST(db.scalar("SELECT string_agg(n::text, ',') FROM things") == "7");
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (lock_token IS NOT NULL) FROM idempotency_keys") ==
+             "thing_made true");
+
+  std::vector<std::string> commits;
+  int carried_thing = 0;
+  idem::RunnerOptions options;
+  options.after_commit = [&](const std::string& point) { commits.push_back(point); };
+  idem::PhaseRunner runner(pool, options);
+  auto outcome = runner.run(one_trip_flow(false, {}, &carried_thing), std::move(acquired.key), nullptr,
+                            std::move(acquired.carried));
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::finished));
+  BOOST_TEST(outcome.result.body == "{\"made\":true}");
+  BOOST_TEST(carried_thing == 7);
+  // The hook sees the creating call's commit as a phase's, then the second phase's.
+  BOOST_TEST(commits == (std::vector<std::string>{"thing_made", "finished"}), boost::test_tools::per_element());
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || response_body || ' ' || (lock_token IS NULL) FROM "
+                       "idempotency_keys") == "finished {\"made\":true} true");
+
+  // The same key again: the same call finds it finished, in one round trip, and writes nothing.
+  auto again = idem::begin_key(pool.acquire(), request(), 90s, &creating);
+  BOOST_REQUIRE(std::holds_alternative<idem::Replay>(again));
+  BOOST_TEST(std::get<idem::Replay>(again).body == "{\"made\":true}");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM things") == "2");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_call_that_finds_its_lock_taken_over_writes_nothing_and_stops, OneTripFlowFixture) {
+  auto key = lock_key_at_thing_made();
+  auto take_over = [this] { db.scalar("UPDATE idempotency_keys SET lock_token = gen_random_uuid() RETURNING id"); };
+  idem::PhaseRunner runner(pool);
+  auto outcome = runner.run(one_trip_flow(false, take_over), key);
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::lock_lost));
+  BOOST_TEST(db.scalar("SELECT count(*) FROM things") == "0");
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (response_code IS NULL) FROM idempotency_keys") ==
+             "thing_made true");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_call_that_raises_a_missing_row_fails_unlocked_with_nothing_written, OneTripFlowFixture) {
+  auto key = lock_key_at_thing_made();
+  idem::PhaseRunner runner(pool);
+  auto outcome = runner.run(one_trip_flow(true), key);
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::failed));
+  BOOST_TEST(db.scalar("SELECT count(*) FROM things") == "0");
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (lock_token IS NULL) FROM idempotency_keys") ==
+             "thing_made true");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
