@@ -105,7 +105,7 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
                                           {"flow", request.flow->name},
                                           {"recovery_point", locked.key.recovery_point},
                                           {"created", locked.created}});
-    auto flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id});
+    auto flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id, deps_.enqueuer_wakeup});
     outcome = deps_.runner.run(flow, std::move(locked.key), std::move(locked.section));
     // A serialization failure in the section that created the key took the key with it (the
     // runner cannot retry a section it cannot re-create): nothing is stored, so start over here

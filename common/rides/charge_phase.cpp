@@ -40,13 +40,16 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
   payments::record_provider_call(payments::kChargeCallFamilies, outcome_label(outcome),
                                  std::chrono::steady_clock::now() - started);
   switch (outcome.kind) {
-    case payments::ChargeOutcome::Kind::charged:
-      return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
+    case payments::ChargeOutcome::Kind::charged: {
+      auto recorded = ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
         auto rows = ctx.exec(tx, statements::kRecordChargeAndStageReceipt, key.id, outcome.charge_id, kRideAmountCents,
                              kRideCurrency, key.user_id);
         if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
         return idempotency::FinalResult{201, ride_created_body(ride_view_from(rows[0]))};
       });
+      run.jobs_staged();  // the receipt is committed: wake the enqueuer
+      return recorded;
+    }
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});
       return ctx.atomic([&](db::Transaction&) -> idempotency::PhaseResult {
