@@ -7,6 +7,12 @@ void stage_jobs(TestDatabase& db, int count, const std::string& name, const std:
   txn.exec_params("INSERT INTO staged_jobs (job_name, job_args) SELECT $1, $2::jsonb FROM generate_series(1, $3)", name,
                   args, count);
   txn.commit();
+  notify_staged_jobs(db);
+}
+
+void notify_staged_jobs(TestDatabase& db) {
+  pqxx::nontransaction txn(db.conn());
+  txn.exec("SELECT pg_notify('staged_jobs', '')");
 }
 
 std::set<std::string> staged_jids(TestDatabase& db) {
