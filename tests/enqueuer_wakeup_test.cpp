@@ -22,6 +22,7 @@
 #include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/staged_jobs.hpp"
 #include "support/test_database.hpp"
 
 using namespace std::chrono_literals;
@@ -33,46 +34,6 @@ namespace {
 double milliseconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
-
-// A session LISTENing on staged_jobs, as the enqueuer's is, that counts what it hears.
-class StagedJobsEar {
- public:
-  explicit StagedJobsEar(const std::string& direct_url)
-      : connection_(direct_url), receiver_(connection_, "staged_jobs", heard_) {}
-  ~StagedJobsEar() { connection_.disconnect(); }  // spares the receiver an UNLISTEN (as the listener does)
-
-  // Waits until `count` notifications were heard in all, or the timeout; returns how many were.
-  int wait_for(int count, std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    connection_.get_notifs();
-    while (heard_ < count && Clock::now() < deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
-      connection_.await_notification(static_cast<long>(left.count() / 1000000),
-                                     static_cast<long>(left.count() % 1000000));
-    }
-    return heard_;
-  }
-  int heard() {
-    connection_.get_notifs();
-    return heard_;
-  }
-  Clock::time_point last_heard_at() const { return receiver_.last; }
-
- private:
-  struct Receiver final : pqxx::notification_receiver {
-    Receiver(pqxx::connection_base& c, const std::string& channel, int& heard)
-        : pqxx::notification_receiver(c, channel), heard(heard) {}
-    void operator()(const std::string&, int) override {
-      ++heard;
-      last = Clock::now();
-    }
-    int& heard;
-    Clock::time_point last;
-  };
-  int heard_ = 0;
-  pqxx::connection connection_;
-  Receiver receiver_;
-};
 
 EnqueuerWakeup::Options wakeup_options(const rr::test::TestDatabase& db, std::chrono::milliseconds debounce) {
   EnqueuerWakeup::Options options;
@@ -131,7 +92,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_FIXTURE_TEST_SUITE(enqueuer_wakeup, WakeupFixture)
 
 BOOST_AUTO_TEST_CASE(a_staging_commit_sends_no_notify_since_migration_7) {
-  StagedJobsEar ear(db.direct_url());
+  rr::test::StagedJobsEar ear(db.direct_url());
   {
     pqxx::work tx(db.conn());
     tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('send_ride_receipt', '[1]')");
@@ -143,7 +104,7 @@ BOOST_AUTO_TEST_CASE(a_staging_commit_sends_no_notify_since_migration_7) {
 }
 
 BOOST_AUTO_TEST_CASE(the_first_staging_after_a_quiet_period_is_notified_at_once) {
-  StagedJobsEar ear(db.direct_url());
+  rr::test::StagedJobsEar ear(db.direct_url());
   // An interval far longer than the wait below: only the leading edge can be what is heard.
   EnqueuerWakeup wakeup(wakeup_options(db, 5s));
   std::this_thread::sleep_for(200ms);  // connected, and quiet
@@ -158,7 +119,7 @@ BOOST_AUTO_TEST_CASE(the_first_staging_after_a_quiet_period_is_notified_at_once)
 }
 
 BOOST_AUTO_TEST_CASE(a_burst_of_stagings_sends_at_most_one_notify_per_interval) {
-  StagedJobsEar ear(db.direct_url());
+  rr::test::StagedJobsEar ear(db.direct_url());
   EnqueuerWakeup wakeup(wakeup_options(db, rr::jobs::kDefaultWakeupDebounce));
   std::this_thread::sleep_for(100ms);
   constexpr int kThreads = 4, kPerThread = 500;
@@ -194,7 +155,7 @@ BOOST_AUTO_TEST_CASE(a_burst_of_stagings_sends_at_most_one_notify_per_interval) 
 }
 
 BOOST_AUTO_TEST_CASE(a_staging_just_after_a_notify_gets_the_trailing_one_within_the_interval) {
-  StagedJobsEar ear(db.direct_url());
+  rr::test::StagedJobsEar ear(db.direct_url());
   // Long enough to tell "debounced" from "sent at once" on a busy machine.
   constexpr auto kInterval = 300ms;
   EnqueuerWakeup wakeup(wakeup_options(db, kInterval));

@@ -24,4 +24,32 @@ std::set<std::string> staged_jids(TestDatabase& db) {
 
 long staged_count(TestDatabase& db) { return std::stol(db.scalar("SELECT count(*) FROM staged_jobs")); }
 
+StagedJobsEar::StagedJobsEar(const std::string& direct_url) : connection_(direct_url), receiver_(connection_, heard_) {}
+
+// Closing first spares the receiver an UNLISTEN, as common/jobs/staged_jobs_listener.cpp does.
+StagedJobsEar::~StagedJobsEar() { connection_.disconnect(); }
+
+int StagedJobsEar::wait_for(int count, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  connection_.get_notifs();
+  while (heard_ < count && Clock::now() < deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+    connection_.await_notification(static_cast<long>(left / 1000000), static_cast<long>(left % 1000000));
+  }
+  return heard_;
+}
+
+int StagedJobsEar::heard() {
+  connection_.get_notifs();
+  return heard_;
+}
+
+StagedJobsEar::Receiver::Receiver(pqxx::connection_base& connection, int& heard)
+    : pqxx::notification_receiver(connection, "staged_jobs"), heard(heard) {}
+
+void StagedJobsEar::Receiver::operator()(const std::string&, int) {
+  ++heard;
+  last = Clock::now();
+}
+
 }  // namespace rr::test
