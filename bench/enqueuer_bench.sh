@@ -109,6 +109,8 @@ awk -v a="${replicated_rate[1]}" -v b="${replicated_rate[0]}" 'BEGIN {
     (r >= 0.7 ? "PASS" : "FAIL"), a, r, b }'
 
 # Wake-up latency: the daemon idles with a 60 s fallback poll, so only NOTIFY can deliver quickly.
+# Each insert is followed by the NOTIFY a stager's EnqueuerWakeup sends after its commit (no trigger
+# notifies since migration 007; the debounce itself is measured by tests/enqueuer_wakeup_test.cpp).
 # Latency per job = enqueued_at (set by the enqueuer) - created_at (the staging transaction's
 # start), both from this machine's clock (float epoch seconds, SIDEKIQ_TIMESTAMPS' default); the
 # staging commit follows its start at once.
@@ -119,6 +121,7 @@ for _ in $(seq 1 100); do grep -q "listening for staged jobs" "$dir/daemon.log" 
 grep -q "listening for staged jobs" "$dir/daemon.log" || { cat "$dir/daemon.log" >&2; exit 1; }
 for _ in $(seq 1 "$SAMPLES"); do
   echo "INSERT INTO staged_jobs (job_name, job_args) VALUES ('send_ride_receipt', '[1]');"
+  echo "SELECT pg_notify('staged_jobs', '');"
   echo "SELECT pg_sleep(0.02);"
 done >"$dir/latency.sql"
 sql -f "$dir/latency.sql" >/dev/null

@@ -17,7 +17,8 @@ class CompleterWorker final : public rr::daemon::Worker {
       : pool_(settings.database.url, settings.database.session, kPoolSize, kCheckoutTimeout),
         stripe_(settings.payment),
         options_(with_stop(settings.completer_options())),
-        completer_(pool_, stripe_, options_) {}
+        enqueuer_wakeup_(rr::jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
+        completer_(pool_, stripe_, options_, enqueuer_wakeup_.get()) {}
 
   // Only a full batch repeats at once: keys a pass touched are not selected again (finished, or
   // last_run_at moved), so a short batch means none is eligible now.
@@ -35,6 +36,7 @@ class CompleterWorker final : public rr::daemon::Worker {
   rr::db::ConnectionPool pool_;
   rr::payments::StripeClient stripe_;
   rr::maintenance::CompleterOptions options_;
+  std::unique_ptr<rr::jobs::EnqueuerWakeup> enqueuer_wakeup_;  // null with ENQUEUER_WAKEUP_DEBOUNCE=0
   rr::maintenance::Completer completer_;
 };
 

@@ -8,10 +8,12 @@
 #include <thread>
 
 #include "common/idempotency/phase_runner.hpp"
+#include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/maintenance/completer.hpp"
 #include "common/rides/ride_params.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/staged_jobs.hpp"
 
 using rr::maintenance::Completer;
 using rr::maintenance::CompleterOptions;
@@ -19,6 +21,7 @@ using rr::maintenance::CompleterReport;
 using rr::test::new_key;
 using rr::test::RideFixture;
 namespace idem = rr::idempotency;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -133,6 +136,30 @@ BOOST_AUTO_TEST_CASE(a_key_stopped_at_charge_created_is_finished_without_chargin
   BOOST_TEST(f.db.scalar("SELECT response_body LIKE '%ch_earlier%' FROM idempotency_keys") == "t");
   BOOST_TEST(f.count("staged_jobs") == "1");
   BOOST_TEST(f.stripe.charges() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(finishing_keys_that_stage_receipts_wakes_the_enqueuer_after_each_commit) {
+  RideFixture f;
+  rr::test::StagedJobsEar ear(f.db.direct_url());
+  rr::jobs::EnqueuerWakeup::Options options;
+  options.database_url = f.db.url();
+  rr::jobs::EnqueuerWakeup wakeup(options);
+  rr::payments::StripeClient stripe(f.settings(5).payment);
+  Completer completer(f.app->pool(), stripe, {}, &wakeup);
+
+  insert_key(f.db, f.user_id, new_key());  // the charge phase stages the receipt
+  check_report(completer.run_once(), 1, 0, 0);
+  BOOST_TEST(ear.wait_for(1, 2s) == 1);
+
+  auto id = insert_key(f.db, f.user_id, new_key(), "charge_created");  // the send_receipt phase does
+  f.db.scalar(
+      "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
+      "stripe_charge_id) VALUES (" +
+      std::to_string(id) + ", 37.7749, -122.4194, 37.8044, -122.2712, " + std::to_string(f.user_id) +
+      ", 'ch_earlier')");
+  check_report(completer.run_once(), 1, 0, 0);
+  BOOST_TEST(ear.wait_for(2, 2s) == 2);
+  BOOST_TEST(f.count("staged_jobs") == "2");
 }
 
 BOOST_AUTO_TEST_CASE(one_key_failing_never_stops_the_batch_and_each_failure_is_recorded_on_its_key) {

@@ -20,6 +20,7 @@
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/staged_jobs.hpp"
 #include "support/test_database.hpp"
 
 using namespace rr::test;
@@ -185,6 +186,7 @@ BOOST_AUTO_TEST_CASE(the_enqueuer_polls_without_a_direct_connection_and_listens_
       tx.exec("INSERT INTO staged_jobs (job_name, job_args) VALUES ('send_ride_receipt', '[1]')");
       tx.commit();
     }
+    notify_staged_jobs(db);  // as a stager does after its commit (EnqueuerWakeup)
     auto before = std::chrono::steady_clock::now();
     while (redis.cli({"LLEN", "queue:" + queue}).find('0') == 0 && std::chrono::steady_clock::now() - before < 5s) {
       std::this_thread::sleep_for(20ms);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/config/settings.hpp"
+#include "common/jobs/enqueuer_wakeup.hpp"
 
 namespace rr::api {
 
@@ -43,6 +44,8 @@ struct ApiSettings {
   // API_MAX_QUEUED_REQUESTS, default 256: requests waiting for a worker at most; beyond it 503
   // with Retry-After at once.
   std::size_t max_queued_requests = 256;
+  // ENQUEUER_WAKEUP_DEBOUNCE: how often at most the API wakes the enqueuer after staging jobs.
+  jobs::EnqueuerWakeupSettings enqueuer_wakeup;
   static ApiSettings from_env(const config::Environment& env);
 };
 

@@ -63,8 +63,9 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
       runner_(pool_, std::move(runner_options)),
+      enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
       authenticator_(pool_, tokens_),
-      flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout}),
+      flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get()}),
       in_flight_(settings.max_in_flight_per_user),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
       metrics_page_(pool_, runner_) {

@@ -25,6 +25,7 @@
 #include "common/http/message.hpp"
 #include "common/idempotency/finished_responses.hpp"
 #include "common/idempotency/phase_runner.hpp"
+#include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
 
 namespace rr::api {
@@ -78,6 +79,8 @@ class App {
   auth::TokenCache tokens_;
   idempotency::FinishedResponses finished_;
   idempotency::PhaseRunner runner_;
+  // Null when ENQUEUER_WAKEUP_DEBOUNCE is 0. Declared before the endpoints that hand it to flows.
+  std::unique_ptr<jobs::EnqueuerWakeup> enqueuer_wakeup_;
   Authenticator authenticator_;
   FlowEndpoint flows_;  // every POST that runs as a registered flow
   InFlightPerUser in_flight_;

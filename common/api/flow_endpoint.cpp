@@ -100,7 +100,7 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
       if (!user) user = auth::authenticate_cached(deps_.tokens, conn, request.token);
       if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
       key_request.user_id = user->id;
-      if (!flow) flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id});
+      if (!flow) flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id, deps_.enqueuer_wakeup});
       acquired = idempotency::begin_key(std::move(conn), key_request, deps_.lock_timeout, creating_call_of(*flow));
     }
 

@@ -14,6 +14,7 @@
 #include "common/http/message.hpp"
 #include "common/idempotency/finished_responses.hpp"
 #include "common/idempotency/phase_runner.hpp"
+#include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
 
 namespace rr::api {
@@ -40,6 +41,7 @@ class FlowEndpoint {
     idempotency::PhaseRunner& runner;
     const payments::StripeClient& stripe;
     std::chrono::milliseconds lock_timeout;
+    jobs::EnqueuerWakeup* enqueuer_wakeup;  // null: off (ENQUEUER_WAKEUP_DEBOUNCE=0)
   };
   explicit FlowEndpoint(Dependencies dependencies) : deps_(dependencies) {}
 

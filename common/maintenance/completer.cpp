@@ -82,8 +82,13 @@ struct Completer::Candidate {
   std::string stripe_customer_id;
 };
 
-Completer::Completer(db::ConnectionPool& pool, const payments::StripeClient& stripe, CompleterOptions options)
-    : pool_(pool), stripe_(stripe), options_(std::move(options)), runner_(pool, options_.runner) {}
+Completer::Completer(db::ConnectionPool& pool, const payments::StripeClient& stripe, CompleterOptions options,
+                     jobs::EnqueuerWakeup* enqueuer_wakeup)
+    : pool_(pool),
+      stripe_(stripe),
+      options_(std::move(options)),
+      enqueuer_wakeup_(enqueuer_wakeup),
+      runner_(pool, options_.runner) {}
 
 CompleterReport Completer::run_once() {
   std::vector<Candidate> candidates;
@@ -162,7 +167,7 @@ Completer::Result Completer::complete(const Candidate& candidate) {
     return Result::failed;
   }
 
-  auto flow = found->flow->make_flow({stripe_, candidate.stripe_customer_id});
+  auto flow = found->flow->make_flow({stripe_, candidate.stripe_customer_id, enqueuer_wakeup_});
   auto outcome = runner_.run(flow, std::move(*key));
   if (outcome.kind == idempotency::Outcome::Kind::finished) {
     log::debug("completer finished key",

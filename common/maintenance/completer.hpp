@@ -9,6 +9,7 @@
 
 #include "common/db/connection_pool.hpp"
 #include "common/idempotency/phase_runner.hpp"
+#include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
 
 namespace rr::maintenance {
@@ -38,7 +39,10 @@ std::string short_error(std::string_view message);
 
 class Completer {
  public:
-  Completer(db::ConnectionPool& pool, const payments::StripeClient& stripe, CompleterOptions options);
+  // `enqueuer_wakeup` is handed to the flows, which call it after committing staged jobs; null
+  // leaves those jobs to the enqueuer's poll.
+  Completer(db::ConnectionPool& pool, const payments::StripeClient& stripe, CompleterOptions options,
+            jobs::EnqueuerWakeup* enqueuer_wakeup = nullptr);
 
   // One batch: every eligible key is attempted once, one failure never stops the others. Throws
   // only when the database is unreachable (the daemon loop backs off and retries).
@@ -53,6 +57,7 @@ class Completer {
   db::ConnectionPool& pool_;
   const payments::StripeClient& stripe_;
   CompleterOptions options_;
+  jobs::EnqueuerWakeup* enqueuer_wakeup_;
   idempotency::PhaseRunner runner_;
 };
 

@@ -17,6 +17,7 @@ CompleterSettings CompleterSettings::from_env(const config::Environment& env) {
   settings.loop = config::LoopSettings::from_env(env, "COMPLETER", kDefaultIdleSleepSeconds);
   settings.min_age = env.seconds("COMPLETER_MIN_AGE", 300, 0, 30 * 86400);
   settings.last_run_threshold = env.seconds("COMPLETER_LAST_RUN_THRESHOLD", 60, 0, 30 * 86400);
+  settings.enqueuer_wakeup = jobs::EnqueuerWakeupSettings::from_env(env);
   return settings;
 }
 

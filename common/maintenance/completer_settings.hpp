@@ -5,6 +5,7 @@
 
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
+#include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/maintenance/completer.hpp"
 
 namespace rr::maintenance {
@@ -16,6 +17,7 @@ struct CompleterSettings {
   config::LoopSettings loop;                     // COMPLETER_BATCH_SIZE, COMPLETER_IDLE_SLEEP, ...
   std::chrono::milliseconds min_age;             // COMPLETER_MIN_AGE seconds, default 300
   std::chrono::milliseconds last_run_threshold;  // COMPLETER_LAST_RUN_THRESHOLD seconds, default 60
+  jobs::EnqueuerWakeupSettings enqueuer_wakeup;  // ENQUEUER_WAKEUP_DEBOUNCE, as the API's
   static CompleterSettings from_env(const config::Environment& env);
 
   // What the Completer itself needs (no URLs, no secrets).

@@ -47,7 +47,7 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
   payments::record_provider_call(payments::kChargeCallFamilies, outcome_label(outcome),
                                  std::chrono::steady_clock::now() - started);
   switch (outcome.kind) {
-    case payments::ChargeOutcome::Kind::charged:
+    case payments::ChargeOutcome::Kind::charged: {
       if (const auto& carried = ctx.carried(); carried.row) {
         // This run created the ride (create_ride_call): the response is known before the round trip
         // that records the charge, stages the receipt and stores it (the ride cannot change while
@@ -56,14 +56,18 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
         ride.stripe_charge_id = outcome.charge_id;
         idempotency::FinalResult created{201, ride_created_body(ride)};
         ctx.atomic_call(record_charge_call(key, outcome.charge_id, created), created);
+        run.jobs_staged();  // the receipt is committed: wake the enqueuer
         return created;
       }
-      return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
+      auto recorded = ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
         auto rows = ctx.exec(tx, statements::kRecordChargeAndStageReceipt, key.id, outcome.charge_id, kRideAmountCents,
                              kRideCurrency, key.user_id);
         if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
         return idempotency::FinalResult{201, ride_created_body(ride_view_from(rows[0]))};
       });
+      run.jobs_staged();  // the receipt is committed: wake the enqueuer
+      return recorded;
+    }
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});
       {

@@ -82,13 +82,17 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
                                           "The payment provider is unavailable; retry with the same Idempotency-Key.",
                                           kProviderRetryAfterSeconds);
   }
-  return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
+  auto recorded = ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
     std::string ip = key.origin_ip.empty() ? "0.0.0.0" : key.origin_ip;
     auto rows = ctx.exec(tx, statements::kRecordRefund, params->ride_id, key.user_id, refund_id, params->reason,
                          kRideAmountCents, kRideCurrency, key.request_params, ip);
     if (rows.empty()) throw std::runtime_error("ride " + std::to_string(params->ride_id) + " vanished");
     return idempotency::FinalResult{200, ride_body(ride_view_from(rows[0]))};
   });
+  // The cancellation receipt is committed (unless an earlier cancellation staged it, and then a
+  // wake-up too many costs the enqueuer one empty pass).
+  run.jobs_staged();
+  return recorded;
 }
 
 }  // namespace rr::rides
