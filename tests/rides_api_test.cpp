@@ -290,6 +290,10 @@ BOOST_AUTO_TEST_CASE(get_ride_returns_own_rides_and_404_for_others) {
   auto mine = get("/rides/" + id);
   BOOST_TEST(mine.status == 200);
   BOOST_TEST(mine.body.find("\"id\":" + id) != std::string::npos);
+  // The 201 renders the ride the key's creation returned, before the charge was stored: it must be
+  // the ride as GET reads it afterwards, byte for byte.
+  auto ride_of = [](const std::string& body) { return body.substr(body.find("\"ride\":")); };
+  BOOST_TEST(ride_of(created.body) == ride_of(mine.body));
   auto bob = add_user("bob@example.com", "cus_bob");
   BOOST_TEST(get("/rides/" + id, bob).status == 404);
   BOOST_TEST(get("/rides/999999").status == 404);

@@ -296,4 +296,34 @@ BOOST_AUTO_TEST_CASE(the_ride_functions_answer_nothing_for_a_key_without_a_ride)
   BOOST_TEST(tx.exec("SELECT count(*) FROM staged_jobs")[0][0].as<int>() == 0);
 }
 
+// The one-round-trip charge call for a key without a ride: it raises RR002 and leaves the key as it
+// was (not finished, still locked), with no job staged, since the API cannot roll back after it.
+BOOST_AUTO_TEST_CASE(recording_a_charge_for_a_key_without_a_ride_raises_and_writes_nothing) {
+  BOOST_REQUIRE(insert_key(alice, "no-ride-key-000000000001"));
+  db.scalar(
+      "UPDATE idempotency_keys SET lock_token = '00000000-0000-4000-8000-000000000001', locked_at = now() "
+      "RETURNING id");
+  auto key_id = std::stoll(db.scalar("SELECT id FROM idempotency_keys"));
+  try {
+    pqxx::work tx(db.conn());
+    tx.exec_params("SELECT rides_record_charge_and_finish($1, $2, 'ch_x', 1, 'usd', $3, 201, '{}')", key_id,
+                   "00000000-0000-4000-8000-000000000001", alice);
+    BOOST_FAIL("no error for a key without a ride");
+  } catch (const pqxx::sql_error& e) {
+    BOOST_TEST(e.sqlstate() == "RR002", e.what());
+  }
+  // A lock that is not ours: RR001, before anything else is looked at.
+  try {
+    pqxx::work tx(db.conn());
+    tx.exec_params("SELECT rides_record_charge_and_finish($1, $2, 'ch_x', 1, 'usd', $3, 201, '{}')", key_id,
+                   "00000000-0000-4000-8000-000000000002", alice);
+    BOOST_FAIL("no error for a lock that is not ours");
+  } catch (const pqxx::sql_error& e) {
+    BOOST_TEST(e.sqlstate() == "RR001", e.what());
+  }
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (response_code IS NULL) || ' ' || (lock_token IS NOT NULL) "
+                       "FROM idempotency_keys") == "started true true");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM staged_jobs") == "0");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

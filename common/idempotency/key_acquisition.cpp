@@ -62,9 +62,9 @@ Lookup create_with_call(db::ConnectionPool::Lease& conn, const KeyRequest& reque
 
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,
                                         std::chrono::milliseconds lock_timeout) {
-  auto rows =
-      db::run_one_trip(conn.conn(), db::call("idem_lock_by_id", key_id, random_uuid(), db::seconds_of(lock_timeout)),
-                       conn.statement_timeout());
+  auto rows = db::run_one_trip(
+      conn.conn(), db::call(statements::kLockById.name, key_id, random_uuid(), db::seconds_of(lock_timeout)),
+      conn.statement_timeout());
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);
 }
@@ -99,7 +99,7 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
 
 void unlock_key(db::ConnectionPool::Lease& conn, const KeyRow& key) {
   if (key.lock_token.empty()) return;
-  db::run_one_trip(conn.conn(), db::call("idem_unlock", key.id, key.lock_token), conn.statement_timeout());
+  db::run_one_trip(conn.conn(), db::call(statements::kUnlock.name, key.id, key.lock_token), conn.statement_timeout());
 }
 
 }  // namespace rr::idempotency
