@@ -14,42 +14,33 @@
 --   RR001  the lock on the key was taken over (the runner's LockLost)
 --   RR002  the row the phase works on is missing (a broken invariant: the runner's failure path)
 
--- The fence of a one-round-trip phase: like idem_fence, but raises when the lock is no longer ours.
-CREATE FUNCTION idem_fence_or_raise(p_key_id bigint, p_lock_token uuid) RETURNS void
+-- What every fence below raises when the key's lock token is no longer ours.
+CREATE FUNCTION idem_raise_lock_taken_over(p_key_id bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE idempotency_keys k SET last_run_at = now() WHERE k.id = p_key_id AND k.lock_token = p_lock_token;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'lock on idempotency key % was taken over', p_key_id USING ERRCODE = 'RR001';
-    END IF;
+    RAISE EXCEPTION 'lock on idempotency key % was taken over', p_key_id USING ERRCODE = 'RR001';
 END;
 $$;
 
--- Moves the key to its next recovery point, fenced; raises when the lock is no longer ours.
+-- The fences of sql/003 that move a key on (idem_move_recovery_point, idem_finish: a row while the
+-- lock is ours), raising instead of answering with no row. Called on its own, idem_finish_or_raise is a
+-- phase that only stores a result (a declined card).
 CREATE FUNCTION idem_move_recovery_point_or_raise(p_key_id bigint, p_lock_token uuid, p_recovery_point text)
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE idempotency_keys k SET recovery_point = p_recovery_point, last_run_at = now()
-    WHERE k.id = p_key_id AND k.lock_token = p_lock_token;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'lock on idempotency key % was taken over', p_key_id USING ERRCODE = 'RR001';
+    IF NOT EXISTS (SELECT FROM idem_move_recovery_point(p_key_id, p_lock_token, p_recovery_point)) THEN
+        PERFORM idem_raise_lock_taken_over(p_key_id);
     END IF;
 END;
 $$;
 
--- Stores the response, finishes the key and releases its lock, fenced; raises when the lock is no
--- longer ours. Called on its own, it is a phase that only stores a result (a declined card).
 CREATE FUNCTION idem_finish_or_raise(p_key_id bigint, p_lock_token uuid, p_response_code int, p_response_body text)
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE idempotency_keys k
-    SET recovery_point = 'finished', response_code = p_response_code, response_body = p_response_body,
-        locked_at = NULL, lock_token = NULL, last_run_at = now()
-    WHERE k.id = p_key_id AND k.lock_token = p_lock_token;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'lock on idempotency key % was taken over', p_key_id USING ERRCODE = 'RR001';
+    IF NOT EXISTS (SELECT FROM idem_finish(p_key_id, p_lock_token, p_response_code, p_response_body)) THEN
+        PERFORM idem_raise_lock_taken_over(p_key_id);
     END IF;
 END;
 $$;
