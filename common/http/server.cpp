@@ -1,10 +1,13 @@
 // The HTTP/1.1 server: an acceptor and one session per connection on the I/O threads, handlers
-// on a worker pool. The only translation unit (with client.cpp) that includes Beast and Asio.
+// on a worker pool. With client.cpp and beast_response.cpp, the only translation units that
+// include Beast and Asio.
 #include "common/http/server.hpp"
 
+#include "common/http/beast_response.hpp"
 #include "common/http/connection_limit.hpp"
 #include "common/http/error_body.hpp"
 #include "common/http/request_framing.hpp"
+#include "common/http/response_wire.hpp"
 
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
@@ -44,6 +47,9 @@ constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
 // How long stop() lets sessions run their close handlers before stopping the I/O threads.
 constexpr std::chrono::milliseconds kStopGrace{2000};
+// A connection keeps its answer buffer for the next answer up to this size (the usual answer is
+// well under 1 KiB); a larger one, such as a long list, is given back once written.
+constexpr std::size_t kKeptWireCapacity = 16 * 1024;
 
 Response json_error(int status, std::string_view type, std::string_view message) {
   Response response;
@@ -64,8 +70,6 @@ Triage triage_from(InMemoryHandler in_memory) {
   if (!in_memory) return nullptr;
   return [in_memory = std::move(in_memory)](Request& request) { return Dispatch{in_memory(request), Lane::workers}; };
 }
-
-bool has_line_break(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
 
 bool is_drop_marker(const Response& response) { return response.header(kDropConnectionHeader).has_value(); }
 
@@ -101,8 +105,9 @@ struct ServerCore {
   log::ThrottledWarning shed_warning{"request queue full: answering 503"};
 
   mutable std::mutex mutex;
-  std::condition_variable changed;  // in_flight dropped or a session ended
-  std::size_t in_flight = 0;
+  std::condition_variable changed;  // in_flight reached 0 or a session ended
+  // Counted without the mutex, which only a drop to zero takes (to wake wait_idle()).
+  std::atomic<std::size_t> in_flight{0};
   std::unordered_map<ConnectionLimit::Id, std::weak_ptr<Session>> sessions;
 
   std::atomic<bool> accepting{true};
@@ -143,14 +148,12 @@ struct ServerCore {
     return out;
   }
 
-  void begin_request() {
-    std::lock_guard lock(mutex);
-    ++in_flight;
-  }
+  void begin_request() { in_flight.fetch_add(1); }
 
   void end_request() {
+    if (in_flight.fetch_sub(1) != 1) return;
+    // Under the mutex, so a waiter that has just seen in_flight above zero is asleep already.
     std::lock_guard lock(mutex);
-    --in_flight;
     changed.notify_all();
   }
 
@@ -378,7 +381,7 @@ class Session : public std::enable_shared_from_this<Session> {
       Response response = self->core_.call_handler(request);
       request = Request{};  // gives back what the triage took for it (Request::admission) now
       if (queued) ++self->core_.worker_tasks_done;
-      // Back to the connection's strand: only it touches the stream.
+      // Back to the connection's I/O thread: only it touches the stream.
       asio::post(self->executor_, [self, response = std::move(response), keep_alive, head]() mutable {
         self->write(std::move(response), keep_alive, head);
       });
@@ -391,17 +394,10 @@ class Session : public std::enable_shared_from_this<Session> {
       return close();
     }
     keep_alive = keep_alive && core_.accepting && core_.keep_alive_allowed && !evicted_;
-    try {
-      response_ = to_beast(std::move(response), keep_alive, head);
-    } catch (const std::exception& e) {
-      log::error("cannot serialize response", {{"error", e.what()}});
-      response_ = to_beast(json_error(500, "api_error", "An internal error occurred."), false, head);
-      keep_alive = false;
-    }
+    if (!serialize(std::move(response), keep_alive, head)) keep_alive = false;
     stream_.expires_after(core_.options.write_timeout);
-    bhttp::async_write(stream_, *response_, [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+    send([self = shared_from_this(), keep_alive](error_code ec) {
       self->release();
-      self->response_.reset();
       if (ec || !keep_alive) return self->close();
       self->read_next();
     });
@@ -411,13 +407,47 @@ class Session : public std::enable_shared_from_this<Session> {
   void write_error(int status, const std::string& message, const Headers& headers = {}) {
     Response response = json_error(status, "invalid_request_error", message);
     response.headers = headers;
-    response_ = to_beast(std::move(response), false, false);
+    serialize(std::move(response), false, false);
     stream_.expires_after(core_.options.write_timeout);
-    bhttp::async_write(stream_, *response_, [self = shared_from_this()](error_code ec, std::size_t) {
-      self->response_.reset();
+    send([self = shared_from_this()](error_code ec) {
       if (ec) return self->close();
       self->linger();
     });
+  }
+
+  // The answer as one buffer (wire_), or as Beast's message (response_) for what only Beast
+  // frames. False when it could not be serialized: a 500 that closes the connection goes instead.
+  bool serialize(Response response, bool keep_alive, bool head) {
+    wire_.clear();
+    response_.reset();
+    try {
+      if (append_wire_response(wire_, response, keep_alive, head)) return true;
+      response_ = std::make_shared<BeastResponse>(beast_response(std::move(response), keep_alive, head));
+      return true;
+    } catch (const std::exception& e) {
+      log::error("cannot serialize response", {{"error", e.what()}});
+    }
+    wire_.clear();
+    response_ = std::make_shared<BeastResponse>(
+        beast_response(json_error(500, "api_error", "An internal error occurred."), false, head));
+    return false;
+  }
+
+  // Writes what serialize() made; `done(ec)` runs once it is written or failed.
+  template <typename Done>
+  void send(Done done) {
+    if (response_) {
+      return bhttp::async_write(
+          stream_, *response_, [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
+            self->response_.reset();
+            done(ec);
+          });
+    }
+    asio::async_write(stream_, asio::buffer(wire_),
+                      [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
+                        if (self->wire_.capacity() > kKeptWireCapacity) std::string().swap(self->wire_);
+                        done(ec);
+                      });
   }
 
   void linger() {
@@ -433,36 +463,6 @@ class Session : public std::enable_shared_from_this<Session> {
       if (ec || self->drained_ > kLingerBytes) return self->close();
       self->drain();
     });
-  }
-
-  std::shared_ptr<bhttp::response<bhttp::string_body>> to_beast(Response response, bool keep_alive, bool head) {
-    auto out = std::make_shared<bhttp::response<bhttp::string_body>>();
-    out->version(11);
-    int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
-    out->result(static_cast<unsigned>(status));
-    out->set(bhttp::field::server, "rocket-rides");
-    if (!response.content_type.empty() && !has_line_break(response.content_type)) {
-      out->set(bhttp::field::content_type, response.content_type);
-    }
-    for (const auto& [name, value] : response.headers) {
-      // A line break in a header would let the handler's data split the response.
-      if (name.empty() || has_line_break(name) || has_line_break(value)) {
-        log::warn("dropping a response header with a line break", {{"header", name}});
-        continue;
-      }
-      out->insert(name, value);
-    }
-    out->keep_alive(keep_alive);
-    bool bodiless = status < 200 || status == 204 || status == 304;
-    if (bodiless) {
-      out->content_length(boost::none);
-    } else if (head) {
-      out->content_length(response.body.size());
-    } else {
-      out->body() = std::move(response.body);
-      out->prepare_payload();
-    }
-    return out;
   }
 
   void release() {
@@ -483,12 +483,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   const std::string remote_address_;
   beast::tcp_stream stream_;
-  const asio::any_io_executor executor_;  // the connection's strand, copied for worker threads
+  const asio::any_io_executor executor_;  // the connection's io_context, copied for worker threads
   ServerCore& core_;
   const ConnectionLimit::Id id_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  std::shared_ptr<bhttp::response<bhttp::string_body>> response_;  // alive until its write ends
+  std::string wire_;                         // the answer being written, kept for the next one
+  std::shared_ptr<BeastResponse> response_;  // or the answer Beast writes, alive until written
   std::chrono::steady_clock::time_point read_deadline_;
   std::array<char, 16 * 1024> discard_{};
   std::size_t drained_ = 0;
@@ -500,8 +501,10 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 void ServerCore::do_accept() {
+  // A connection lives on one io_context, which one thread runs: its handlers never run
+  // concurrently, so it needs no strand (whose every hop costs a lock and a reference count).
   auto& session_ioc = *iocs[next_ioc++ % iocs.size()];
-  acceptor.async_accept(asio::make_strand(session_ioc), [this](error_code ec, tcp::socket socket) {
+  acceptor.async_accept(session_ioc.get_executor(), [this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
     if (ec) {
       // Out of file descriptors and the like: pause instead of spinning on the error.
@@ -620,7 +623,7 @@ void Server::stop_accepting() {
 bool Server::wait_idle(std::chrono::milliseconds timeout) {
   auto& core = impl_->core;
   std::unique_lock lock(core.mutex);
-  return core.changed.wait_for(lock, timeout, [&] { return core.in_flight == 0; });
+  return core.changed.wait_for(lock, timeout, [&] { return core.in_flight.load() == 0; });
 }
 
 void Server::stop() {
@@ -642,10 +645,7 @@ void Server::stop() {
   core.io_threads.clear();
 }
 
-std::size_t Server::in_flight() const {
-  std::lock_guard lock(impl_->core.mutex);
-  return impl_->core.in_flight;
-}
+std::size_t Server::in_flight() const { return impl_->core.in_flight.load(); }
 
 bool Server::workers_responsive(std::chrono::milliseconds timeout) {
   auto& core = impl_->core;
