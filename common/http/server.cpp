@@ -27,6 +27,7 @@
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/base/log.hpp"
@@ -230,6 +231,10 @@ class Session : public std::enable_shared_from_this<Session> {
       std::lock_guard lock(core_.mutex);
       core_.sessions.emplace(id_, weak_from_this());
     }
+    // send() tries a synchronous write first, which must return rather than wait when the
+    // socket's buffer is full. Asio's own asynchronous operations work either way.
+    error_code ignored;
+    stream_.socket().non_blocking(true, ignored);
     asio::dispatch(executor_, [self = shared_from_this()] { self->read_next(); });
   }
 
@@ -264,9 +269,10 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<std::uint32_t>(core_.options.header_limit));
     parser_->body_limit(core_.options.body_limit);
     if (buffer_.size() > 0) {
-      // A pipelined request is already here.
+      // A pipelined request is already here. Parsed on a later turn of the loop, not in this call:
+      // an answer written at once calls read_next() again, and a long pipeline must not recurse.
       read_deadline_ = std::chrono::steady_clock::now() + core_.options.read_timeout;
-      return read_request();
+      return asio::post(executor_, [self = shared_from_this()] { self->read_request(); });
     }
     // Waiting for the first byte is keep-alive idling, timed separately from reading a request;
     // for a fresh connection the request's own read timeout starts at accept.
@@ -290,22 +296,47 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Headers first: a body over the limit is refused from its Content-Length alone, and a client
-  // that sent "Expect: 100-continue" (curl does for large bodies) is told to go on.
+  // that sent "Expect: 100-continue" (curl does for large bodies) is told to go on. A request
+  // usually arrives whole in one read: it is then parsed here, from the buffer, without an
+  // asynchronous read that would only complete at once (a scheduler round and a timer each).
   void read_request() {
+    error_code ec;
+    if (parse_buffered(ec, false)) return on_head(ec);
     stream_.expires_at(read_deadline_);
-    bhttp::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
-      if (!ec) {
-        // Before the body is read, and before a bodiless request is handed on: its "body" may be
-        // a smuggled request.
-        if (auto rejection = check_request_head(head_of(*self->parser_))) {
-          return self->write_error(rejection->status, rejection->message, rejection->headers);
-        }
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = shared_from_this()](error_code ec, std::size_t) { self->on_head(ec); });
+  }
+
+  void on_head(error_code ec) {
+    if (!ec) {
+      // Before the body is read, and before a bodiless request is handed on: its "body" may be
+      // a smuggled request.
+      if (auto rejection = check_request_head(head_of(*parser_))) {
+        return write_error(rejection->status, rejection->message, rejection->headers);
       }
-      if (ec || self->parser_->is_done()) return self->on_read(ec);
-      auto expect = self->parser_->get()[bhttp::field::expect];
-      if (beast::iequals(expect, "100-continue")) return self->send_continue();
-      self->read_body();
-    });
+    }
+    if (ec || parser_->is_done()) return on_read(ec);
+    auto expect = parser_->get()[bhttp::field::expect];
+    if (beast::iequals(expect, "100-continue")) return send_continue();
+    read_body();
+  }
+
+  // Feeds the parser from the buffer as Beast's reads do, up to the end of the head or, with
+  // `body`, of the message. True when that end or an error (in `ec`) was reached; false when the
+  // parser needs bytes that have not arrived yet.
+  bool parse_buffered(error_code& ec, bool body) {
+    parser_->eager(body);
+    while (body ? !parser_->is_done() : !parser_->is_header_done()) {
+      if (buffer_.size() == 0) return false;
+      auto used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == bhttp::error::need_more) {
+        ec = {};
+        return false;
+      }
+      if (ec) return true;
+    }
+    return true;
   }
 
   void send_continue() {
@@ -318,6 +349,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_body() {
+    error_code ec;
+    if (parse_buffered(ec, true)) return on_read(ec);
+    stream_.expires_at(read_deadline_);
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
   }
@@ -361,7 +395,6 @@ class Session : public std::enable_shared_from_this<Session> {
     request.remote_address = remote_address_;
 
     core_.begin_request();
-    core_.connections.busy(id_);
     counted_ = true;
     auto dispatch = core_.dispatch(request);
     if (dispatch.answer) return write(std::move(*dispatch.answer), keep_alive, head);
@@ -376,6 +409,11 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void run_handler(asio::thread_pool& lane, Request request, bool keep_alive, bool head, bool queued) {
+    // Not to be evicted while its handler runs. An answer made on this thread needs no mark: an
+    // eviction waits for it anyway (counted_), and the mark would cost a lock and two set
+    // operations per request.
+    core_.connections.busy(id_);
+    marked_busy_ = true;
     asio::post(lane, [self = shared_from_this(), request = std::move(request), keep_alive, head, queued]() mutable {
       if (queued) --self->core_.queued;
       Response response = self->core_.call_handler(request);
@@ -395,10 +433,10 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     keep_alive = keep_alive && core_.accepting && core_.keep_alive_allowed && !evicted_;
     if (!serialize(std::move(response), keep_alive, head)) keep_alive = false;
-    stream_.expires_after(core_.options.write_timeout);
     send([self = shared_from_this(), keep_alive](error_code ec) {
       self->release();
-      if (ec || !keep_alive) return self->close();
+      // Evicted while the answer was being written: it was the last one.
+      if (ec || !keep_alive || self->evicted_) return self->close();
       self->read_next();
     });
   }
@@ -408,7 +446,6 @@ class Session : public std::enable_shared_from_this<Session> {
     Response response = json_error(status, "invalid_request_error", message);
     response.headers = headers;
     serialize(std::move(response), false, false);
-    stream_.expires_after(core_.options.write_timeout);
     send([self = shared_from_this()](error_code ec) {
       if (ec) return self->close();
       self->linger();
@@ -433,9 +470,12 @@ class Session : public std::enable_shared_from_this<Session> {
     return false;
   }
 
-  // Writes what serialize() made; `done(ec)` runs once it is written or failed.
+  // Writes what serialize() made; `done(ec)` runs once it is written or failed, in this call when
+  // the socket took it all at once (the usual case: an answer fits the socket's buffer), so an
+  // answer costs no asynchronous write with its timer and scheduler round.
   template <typename Done>
   void send(Done done) {
+    stream_.expires_after(core_.options.write_timeout);
     if (response_) {
       return bhttp::async_write(
           stream_, *response_, [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
@@ -443,11 +483,22 @@ class Session : public std::enable_shared_from_this<Session> {
             done(ec);
           });
     }
-    asio::async_write(stream_, asio::buffer(wire_),
+    error_code ec;
+    std::size_t sent = stream_.socket().write_some(asio::buffer(wire_), ec);  // non-blocking: see start()
+    if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+    if (ec || sent == wire_.size()) {
+      written();
+      return done(ec);
+    }
+    asio::async_write(stream_, asio::buffer(wire_) + sent,
                       [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
-                        if (self->wire_.capacity() > kKeptWireCapacity) std::string().swap(self->wire_);
+                        self->written();
                         done(ec);
                       });
+  }
+
+  void written() {
+    if (wire_.capacity() > kKeptWireCapacity) std::string().swap(wire_);
   }
 
   void linger() {
@@ -468,7 +519,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void release() {
     if (!counted_) return;
     counted_ = false;
-    core_.connections.idle(id_);
+    if (std::exchange(marked_busy_, false)) core_.connections.idle(id_);
     core_.end_request();
   }
 
@@ -496,8 +547,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::size_t served_ = 0;
   bool idle_ = false;  // waiting for the first byte of a request
   bool closed_ = false;
-  bool counted_ = false;  // holds one unit of in_flight until its response is written or dropped
-  bool evicted_ = false;  // the connection cap took our place: close after the current answer
+  bool counted_ = false;      // holds one unit of in_flight until its response is written or dropped
+  bool evicted_ = false;      // the connection cap took our place: close after the current answer
+  bool marked_busy_ = false;  // ConnectionLimit::busy() for a request on a worker lane
 };
 
 void ServerCore::do_accept() {
