@@ -20,7 +20,7 @@ namespace rr::log {
 struct BufferOptions {
   std::size_t flush_bytes = 64 * 1024;              // a batch this big is written at once
   std::chrono::milliseconds flush_interval{50};     // no line waits longer than this
-  std::size_t max_pending_bytes = 8 * 1024 * 1024;  // beyond it, lines are dropped (and counted)
+  std::size_t max_pending_bytes = 4 * 1024 * 1024;  // beyond it, lines are dropped (and counted)
 };
 
 class LineBuffer {
