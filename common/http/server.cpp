@@ -22,6 +22,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <system_error>
@@ -78,6 +79,7 @@ bool is_drop_marker(const Response& response) { return response.header(kDropConn
 RequestHead head_of(const bhttp::request_parser<bhttp::string_body>& parser) {
   RequestHead head;
   head.version = parser.get().version();
+  head.fields.reserve(static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())));
   for (const auto& field : parser.get()) head.fields.emplace_back(field.name_string(), field.value());
   return head;
 }
@@ -388,6 +390,7 @@ class Session : public std::enable_shared_from_this<Session> {
     auto question = request.target.find('?');
     request.path = request.target.substr(0, question);
     if (question != std::string::npos) request.query = request.target.substr(question + 1);
+    request.headers.reserve(static_cast<std::size_t>(std::distance(message.begin(), message.end())));
     for (const auto& field : message) {
       request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     }
