@@ -117,6 +117,34 @@ BOOST_AUTO_TEST_CASE(logs_never_contain_the_token_or_the_full_idempotency_key) {
   BOOST_TEST(logs.find("sk_test_rocket") == std::string::npos);
 }
 
+// The access log is buffered (common/base/log_buffer.hpp): a graceful stop right after a burst of
+// answers must still write every line, each once.
+BOOST_AUTO_TEST_CASE(sigterm_right_after_a_burst_writes_every_access_line_before_exit) {
+  start_api();
+  auto key = new_key();
+  BOOST_REQUIRE(post(key).status == 201);
+  constexpr int kRequests = 300;
+  auto replay = api->ride_request(token, key);
+  for (int i = 0; i < kRequests; ++i) {
+    replay.headers.emplace_back("X-Request-Id", "burst-" + std::to_string(i) + "-end");
+    BOOST_REQUIRE(http::send(replay).status == 201);
+    replay.headers.pop_back();
+  }
+  api->signal(SIGTERM);
+  BOOST_REQUIRE(api->wait(std::chrono::seconds(10)) == 0);
+  auto logs = api->output();
+  int missing = 0, repeated = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    std::string needle = "request_id=burst-" + std::to_string(i) + "-end ";
+    auto first = logs.find(needle);
+    if (first == std::string::npos) ++missing;
+    if (first != std::string::npos && logs.find(needle, first + 1) != std::string::npos) ++repeated;
+  }
+  BOOST_TEST(missing == 0);
+  BOOST_TEST(repeated == 0);
+  BOOST_TEST(logs.find("msg=stopped") != std::string::npos, logs.substr(logs.size() > 2000 ? logs.size() - 2000 : 0));
+}
+
 BOOST_AUTO_TEST_CASE(access_lines_carry_request_id_status_and_replay) {
   start_api();
   auto key = new_key();

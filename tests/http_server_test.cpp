@@ -27,7 +27,9 @@ using rr::http::Response;
 
 namespace {
 
+using rr::test::body_of;
 using rr::test::RawConnection;
+using rr::test::status_of;
 
 std::string url(const rr::http::Server& server, const std::string& path) {
   return "http://127.0.0.1:" + std::to_string(server.port()) + path;
@@ -246,6 +248,69 @@ BOOST_AUTO_TEST_CASE(a_client_that_sends_half_a_request_does_not_block_another_c
   BOOST_TEST(response.body == "served");
   BOOST_TEST(millis(elapsed) < 1000);
   BOOST_TEST(slow.read_response(100ms).empty());  // the half request is still waiting, unanswered
+}
+
+// Requests are parsed from what one read brought when it holds them whole; a pipeline of them in
+// one write is answered one by one, in order, whether answered on the I/O thread or a worker.
+BOOST_AUTO_TEST_CASE(pipelined_requests_in_one_write_are_answered_in_order) {
+  rr::http::Server server(
+      small_options(), [](const Request& request) { return text("worker " + request.target); },
+      rr::http::InMemoryHandler([](const Request& request) -> std::optional<Response> {
+        if (request.path == "/memory") return text("memory " + request.target);
+        return std::nullopt;
+      }));
+  server.start();
+  RawConnection client(server.port());
+  constexpr int kRequests = 200;
+  std::string pipeline;
+  for (int i = 0; i < kRequests; ++i) {
+    std::string path = i % 3 == 0 ? "/worker" : "/memory";
+    if (i % 2 == 0) {
+      pipeline += "GET " + path + "?n=" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    } else {
+      pipeline += "POST " + path + "?n=" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody";
+    }
+  }
+  client.send(pipeline);
+  for (int i = 0; i < kRequests; ++i) {
+    auto response = client.read_response(5000ms);
+    std::string expected = (i % 3 == 0 ? "worker /worker?n=" : "memory /memory?n=") + std::to_string(i);
+    BOOST_REQUIRE_MESSAGE(body_of(response) == expected, i << ": " << response);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_request_whose_head_and_body_arrive_in_pieces_is_served_whole) {
+  rr::http::Server server(small_options(), [](const Request& request) { return text(request.body); });
+  server.start();
+  RawConnection client(server.port());
+  for (std::string_view piece :
+       {"POST / HTT", "P/1.1\r\nHost: x\r\nContent-Le", "ngth: 10\r\n\r\n", "01234", "56789"}) {
+    client.send(piece);
+    std::this_thread::sleep_for(30ms);
+  }
+  auto response = client.read_response(5000ms);
+  BOOST_TEST(status_of(response) == 200, response);
+  BOOST_TEST(body_of(response) == "0123456789");
+  // And the connection goes on with the next request.
+  client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(status_of(client.read_response(5000ms)) == 200);
+}
+
+// An answer the socket cannot take at once goes on asynchronously from where the first write
+// stopped: the client gets every byte, in order, and then the next answer.
+BOOST_AUTO_TEST_CASE(an_answer_larger_than_the_socket_buffer_arrives_whole) {
+  std::string big;
+  for (int i = 0; big.size() < 16 * 1024 * 1024; ++i) big += std::to_string(i) + ",";
+  rr::http::Server server(small_options(),
+                          [&big](const Request& request) { return text(request.path == "/big" ? big : "small"); });
+  server.start();
+  RawConnection client(server.port());
+  client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(200ms);  // the server fills the socket and must wait for the reader
+  auto response = client.read_response(20000ms);
+  BOOST_TEST(status_of(response) == 200);
+  BOOST_TEST((body_of(response) == big));
+  BOOST_TEST(body_of(client.read_response(5000ms)) == "small");
 }
 
 BOOST_AUTO_TEST_CASE(a_request_that_stalls_past_the_read_timeout_is_closed) {

@@ -30,18 +30,39 @@ std::string request_id_for(const http::Request& request) {
 
 // The registry builds label text under its lock on every lookup; a request's series repeat, so each
 // thread remembers the ones it used (the registry's series live as long as the process). Labels
-// come from closed sets (metric_labels.hpp), so these caches stay small.
+// come from closed sets (metric_labels.hpp) whose texts are static, so these caches stay small and
+// their keys are views: a lookup allocates nothing.
+struct SeriesKey {
+  std::string_view route;
+  std::string_view method;
+  int status;
+  bool operator==(const SeriesKey&) const = default;
+};
+
+struct SeriesKeyHash {
+  std::size_t operator()(const SeriesKey& key) const {
+    std::size_t hash = std::hash<std::string_view>{}(key.route);
+    hash = hash * 31 + std::hash<std::string_view>{}(key.method);
+    return hash * 31 + static_cast<std::size_t>(key.status);
+  }
+};
+
 metrics::Counter& requests_counter(std::string_view route, std::string_view method, int status) {
-  thread_local std::unordered_map<std::string, metrics::Counter*> cache;
-  std::string status_text = std::to_string(status);
-  std::string key = std::string(route) + ' ' + std::string(method) + ' ' + status_text;
-  auto& slot = cache[key];
+  thread_local std::unordered_map<SeriesKey, metrics::Counter*, SeriesKeyHash> cache;
+  auto& slot = cache[SeriesKey{route, method, status}];
   if (!slot) {
     slot = &metrics::default_registry().counter(
         "rocket_rides_http_requests_total", "HTTP requests by route, method and status.",
-        {{"route", std::string(route)}, {"method", std::string(method)}, {"status", status_text}});
+        {{"route", std::string(route)}, {"method", std::string(method)}, {"status", std::to_string(status)}});
   }
   return *slot;
+}
+
+// The text itself when it fits (no copy), else log::truncated's cut of it, kept in `cut`.
+std::string_view bounded(std::string_view text, std::size_t max_bytes, std::string& cut) {
+  if (text.size() <= max_bytes) return text;
+  cut = log::truncated(text, max_bytes);
+  return cut;
 }
 
 metrics::Histogram& duration_histogram(std::string_view route) {
@@ -95,7 +116,7 @@ http::Response App::handle(const http::Request& request) {
     return answer ? std::move(*answer) : route(request, lookup);
   });
   if (response.status >= 500 || response.status == 429) name_the_key(request, lookup, response);
-  return finish(request, lookup, std::move(response), request_id, started);
+  return finish(request, lookup, std::move(response), std::move(request_id), started);
 }
 
 // Failures caught here (the database down, the pool exhausted) are answers about the request's
@@ -140,8 +161,7 @@ http::Dispatch App::dispatch(http::Request& request) {
 
 // The request id, metrics and the access log line, for both paths.
 http::Response App::finish(const http::Request& request, const RouteLookup& lookup, http::Response response,
-                           const std::string& request_id, std::chrono::steady_clock::time_point started) {
-  response.with_header("X-Request-Id", request_id);
+                           std::string request_id, std::chrono::steady_clock::time_point started) {
   bool replayed = response.header("Idempotent-Replayed").has_value();
   auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   std::string_view route = route_label(lookup);
@@ -160,13 +180,15 @@ http::Response App::finish(const http::Request& request, const RouteLookup& look
   // Method and path are whatever the client sent (Beast bounds only the whole head): cut, so one
   // request cannot write a line of 16 KiB.
   constexpr std::size_t kLoggedMethodBytes = 64, kLoggedPathBytes = 512;
+  std::string method_cut, path_cut;
   log::info("request", {{"request_id", request_id},
-                        {"method", log::truncated(request.method, kLoggedMethodBytes)},
-                        {"path", log::truncated(request.path, kLoggedPathBytes)},
+                        {"method", bounded(request.method, kLoggedMethodBytes, method_cut)},
+                        {"path", bounded(request.path, kLoggedPathBytes, path_cut)},
                         {"status", response.status},
                         {"duration_ms", static_cast<double>(elapsed.count()) / 1000.0},
                         {"replayed", replayed},
                         {"remote", request.remote_address}});
+  response.with_header("X-Request-Id", std::move(request_id));
   return response;
 }
 

@@ -71,7 +71,7 @@ class App {
   // Names the request's Idempotency-Key on an answer made outside its endpoint.
   void name_the_key(const http::Request& request, const RouteLookup& lookup, http::Response& response);
   http::Response finish(const http::Request& request, const RouteLookup& lookup, http::Response response,
-                        const std::string& request_id, std::chrono::steady_clock::time_point started);
+                        std::string request_id, std::chrono::steady_clock::time_point started);
 
   ApiSettings settings_;
   db::ConnectionPool pool_;

@@ -49,7 +49,7 @@ std::optional<http::Response> FlowEndpoint::replay_from_memory(std::int64_t user
   auto finished = deps_.finished.find(user_id, request.key);
   if (!finished) return std::nullopt;
   if (finished->request_fingerprint != request.fingerprint) throw key_mismatch();
-  return stored_answer(finished->status, std::move(finished->body), true);
+  return stored_answer(finished->status, finished->body, true);
 }
 
 std::optional<http::Response> FlowEndpoint::answer_in_memory(const http::Request& request,

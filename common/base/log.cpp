@@ -1,14 +1,17 @@
-// logfmt writer: each line is built whole and written with one call so threads never interleave.
+// logfmt writer: each line is built whole in a buffer of the calling thread and handed to the
+// output buffer in one piece, so threads never interleave and a line costs no allocation.
 #include "common/base/log.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
-#include <mutex>
 
+#include "common/base/log_buffer.hpp"
 #include "common/base/utf8.hpp"
 
 namespace rr::log {
@@ -16,8 +19,9 @@ namespace {
 
 std::string g_process = "rocket-rides";
 std::atomic<Level> g_min_level{Level::info};
-std::mutex g_write_mutex;
-std::FILE* g_stream = stdout;
+
+// How long exit waits for the output to take the last lines.
+constexpr std::chrono::milliseconds kExitFlushTimeout{5000};
 
 const char* level_name(Level level) {
   switch (level) {
@@ -56,16 +60,47 @@ void append_timestamp(std::string& out) {
   out.append(ms, 4);
 }
 
+std::string drop_notice(std::uint64_t dropped) {
+  std::string line = format_line(Level::warn, "log lines dropped: the output did not keep up", {{"dropped", dropped}});
+  line += '\n';
+  return line;
+}
+
+// Created by the first line and never destroyed: static destructors may still log, after the exit
+// handler below has written everything and made later lines synchronous.
+LineBuffer& output() {
+  static LineBuffer* const buffer = [] {
+    auto* created = new LineBuffer(STDOUT_FILENO, BufferOptions{}, drop_notice);
+    ::pthread_atfork([] { output().before_fork(); }, [] { output().after_fork_in_parent(); },
+                     [] { output().after_fork_in_child(); });
+    std::atexit([] { output().stop(kExitFlushTimeout); });
+    return created;
+  }();
+  return *buffer;
+}
+
 }  // namespace
 
 Field::Field(std::string_view k, double v) : key(k) {
-  char buf[32];
   // Same text as printf's %.6g, without the locale machinery.
-  auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 6);
-  value.assign(buf, result.ptr);
+  auto end = std::to_chars(digits_, digits_ + sizeof digits_, v, std::chars_format::general, 6).ptr;
+  value = std::string_view(digits_, static_cast<std::size_t>(end - digits_));
 }
 
-Field::Field(std::string_view k, std::chrono::milliseconds v) : key(k), value(std::to_string(v.count()) + "ms") {}
+Field::Field(std::string_view k, std::chrono::milliseconds v) : key(k) {
+  auto end = std::to_chars(digits_, digits_ + sizeof digits_ - 2, v.count()).ptr;
+  *end++ = 'm';
+  *end++ = 's';
+  value = std::string_view(digits_, static_cast<std::size_t>(end - digits_));
+}
+
+Field::Field(const Field& other) : key(other.key), value(other.value) {
+  // A number's text lives in the field: view the copy's own.
+  if (value.data() >= other.digits_ && value.data() < other.digits_ + sizeof other.digits_) {
+    std::copy(other.digits_, other.digits_ + sizeof digits_, digits_);
+    value = std::string_view(digits_ + (other.value.data() - other.digits_), other.value.size());
+  }
+}
 
 void init(std::string_view process_name) {
   g_process = std::string(process_name);
@@ -75,7 +110,7 @@ void init(std::string_view process_name) {
 
 void set_min_level(Level level) { g_min_level = level; }
 
-void use_stderr() { g_stream = stderr; }
+void use_stderr() { output().set_fd(STDERR_FILENO); }
 
 // The length of the UTF-8 character at the start of `rest` when it is written as it is: 0 for a
 // byte that is not valid UTF-8 (client bytes must not make the log itself invalid UTF-8, which
@@ -172,9 +207,9 @@ std::string quote_value(std::string_view value) {
   return out;
 }
 
-std::string format_line(Level level, std::string_view msg, Fields fields) {
-  std::string line;
-  line.reserve(256);
+namespace {
+
+void append_line(std::string& line, Level level, std::string_view msg, Fields fields) {
   line += "ts=";
   append_timestamp(line);
   line += " level=";
@@ -189,16 +224,31 @@ std::string format_line(Level level, std::string_view msg, Fields fields) {
     line += '=';
     append_quoted(line, field.value);
   }
+}
+
+}  // namespace
+
+std::string format_line(Level level, std::string_view msg, Fields fields) {
+  std::string line;
+  line.reserve(256);
+  append_line(line, level, msg, fields);
   return line;
 }
 
 void write(Level level, std::string_view msg, Fields fields) {
   if (level < g_min_level.load(std::memory_order_relaxed)) return;
-  std::string line = format_line(level, msg, fields);
+  // Each thread reuses its own line: no allocation once it has grown to the longest line.
+  thread_local std::string line;
+  line.clear();
+  append_line(line, level, msg, fields);
   line += '\n';
-  std::lock_guard lock(g_write_mutex);
-  std::fwrite(line.data(), 1, line.size(), g_stream);
-  std::fflush(g_stream);
+  output().append(line, level >= Level::warn);
+  // A line of a client's making may be long; do not keep its size for every later line.
+  if (line.capacity() > 64 * 1024) std::string().swap(line);
 }
+
+bool flush(std::chrono::milliseconds timeout) { return output().flush(timeout); }
+
+std::uint64_t dropped_lines() { return output().dropped(); }
 
 }  // namespace rr::log

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <random>
 #include <system_error>
@@ -26,12 +25,19 @@ void fill_from_os(unsigned char* out, std::size_t size) {
   }
 }
 
+// By hand rather than snprintf: fast_uuid() names every request, and snprintf's format parsing
+// was most of its cost.
 std::string format_uuid_v4(unsigned char (&b)[16]) {
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
-  char out[37];
-  std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(36, '-');
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) ++at;  // the dashes, already in place
+    out[at++] = kDigits[b[i] >> 4];
+    out[at++] = kDigits[b[i] & 0x0f];
+  }
   return out;
 }
 

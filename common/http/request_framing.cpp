@@ -30,10 +30,18 @@ std::vector<std::string_view> list_elements(const RequestHead& head, std::string
   return out;
 }
 
-std::vector<std::string_view> values_of(const RequestHead& head, std::string_view name) {
-  std::vector<std::string_view> out;
+// How many fields have this name, and the first one's value: all the rules below need, without
+// collecting the values (every request passes these checks).
+struct FieldValues {
+  std::size_t count = 0;
+  std::string_view first;
+};
+
+FieldValues values_of(const RequestHead& head, std::string_view name) {
+  FieldValues out;
   for (const auto& [field, value] : head.fields) {
-    if (iequals(field, name)) out.push_back(value);
+    if (!iequals(field, name)) continue;
+    if (out.count++ == 0) out.first = value;
   }
   return out;
 }
@@ -56,15 +64,15 @@ HeadRejection bad_request(std::string message) { return HeadRejection{400, std::
 // way by a proxy in front of us. Only the one shape everyone agrees on is accepted.
 std::optional<HeadRejection> check_framing(const RequestHead& head) {
   auto encodings = values_of(head, "Transfer-Encoding");
-  if (encodings.empty()) return std::nullopt;
+  if (encodings.count == 0) return std::nullopt;
   if (head.version < 11) {
     // HTTP/1.0 has no chunked coding: RFC 9112 section 6.1 calls such framing faulty.
     return bad_request("Transfer-Encoding is not allowed in an HTTP/1.0 request.");
   }
-  if (!values_of(head, "Content-Length").empty()) {
+  if (values_of(head, "Content-Length").count > 0) {
     return bad_request("A request must not carry both Transfer-Encoding and Content-Length.");
   }
-  if (encodings.size() != 1 || !iequals(trim(encodings.front()), "chunked")) {
+  if (encodings.count != 1 || !iequals(trim(encodings.first), "chunked")) {
     return bad_request("Transfer-Encoding must be chunked alone.");
   }
   return std::nullopt;
@@ -73,12 +81,12 @@ std::optional<HeadRejection> check_framing(const RequestHead& head) {
 // RFC 9112 section 3.2: a 1.1 request without Host, or any request with two, is 400.
 std::optional<HeadRejection> check_host(const RequestHead& head) {
   auto hosts = values_of(head, "Host");
-  if (hosts.empty()) {
+  if (hosts.count == 0) {
     if (head.version >= 11) return bad_request("An HTTP/1.1 request needs a Host header.");
     return std::nullopt;
   }
-  if (hosts.size() > 1) return bad_request("A request must have one Host header.");
-  if (!is_valid_host(trim(hosts.front()))) return bad_request("The Host header is not a valid host.");
+  if (hosts.count > 1) return bad_request("A request must have one Host header.");
+  if (!is_valid_host(trim(hosts.first))) return bad_request("The Host header is not a valid host.");
   return std::nullopt;
 }
 
@@ -93,10 +101,9 @@ std::optional<HeadRejection> check_expect(const RequestHead& head) {
 }
 
 bool announces_body(const RequestHead& head) {
-  if (!values_of(head, "Transfer-Encoding").empty()) return true;
-  for (auto length : values_of(head, "Content-Length")) {
-    auto digits = trim(length);
-    if (digits.find_first_not_of('0') != std::string_view::npos) return true;
+  for (const auto& [field, value] : head.fields) {
+    if (iequals(field, "Transfer-Encoding")) return true;
+    if (iequals(field, "Content-Length") && trim(value).find_first_not_of('0') != std::string_view::npos) return true;
   }
   return false;
 }

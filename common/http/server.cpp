@@ -1,10 +1,13 @@
 // The HTTP/1.1 server: an acceptor and one session per connection on the I/O threads, handlers
-// on a worker pool. The only translation unit (with client.cpp) that includes Beast and Asio.
+// on a worker pool. With client.cpp and beast_response.cpp, the only translation units that
+// include Beast and Asio.
 #include "common/http/server.hpp"
 
+#include "common/http/beast_response.hpp"
 #include "common/http/connection_limit.hpp"
 #include "common/http/error_body.hpp"
 #include "common/http/request_framing.hpp"
+#include "common/http/response_wire.hpp"
 
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
@@ -19,11 +22,13 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/base/log.hpp"
@@ -44,6 +49,9 @@ constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
 // How long stop() lets sessions run their close handlers before stopping the I/O threads.
 constexpr std::chrono::milliseconds kStopGrace{2000};
+// A connection keeps its answer buffer for the next answer up to this size (the usual answer is
+// well under 1 KiB); a larger one, such as a long list, is given back once written.
+constexpr std::size_t kKeptWireCapacity = 16 * 1024;
 
 Response json_error(int status, std::string_view type, std::string_view message) {
   Response response;
@@ -65,14 +73,13 @@ Triage triage_from(InMemoryHandler in_memory) {
   return [in_memory = std::move(in_memory)](Request& request) { return Dispatch{in_memory(request), Lane::workers}; };
 }
 
-bool has_line_break(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
-
 bool is_drop_marker(const Response& response) { return response.header(kDropConnectionHeader).has_value(); }
 
 // The parsed head as request_framing sees it: views into the parser's fields, nothing copied.
 RequestHead head_of(const bhttp::request_parser<bhttp::string_body>& parser) {
   RequestHead head;
   head.version = parser.get().version();
+  head.fields.reserve(static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())));
   for (const auto& field : parser.get()) head.fields.emplace_back(field.name_string(), field.value());
   return head;
 }
@@ -101,8 +108,9 @@ struct ServerCore {
   log::ThrottledWarning shed_warning{"request queue full: answering 503"};
 
   mutable std::mutex mutex;
-  std::condition_variable changed;  // in_flight dropped or a session ended
-  std::size_t in_flight = 0;
+  std::condition_variable changed;  // in_flight reached 0 or a session ended
+  // Counted without the mutex, which only a drop to zero takes (to wake wait_idle()).
+  std::atomic<std::size_t> in_flight{0};
   std::unordered_map<ConnectionLimit::Id, std::weak_ptr<Session>> sessions;
 
   std::atomic<bool> accepting{true};
@@ -143,14 +151,12 @@ struct ServerCore {
     return out;
   }
 
-  void begin_request() {
-    std::lock_guard lock(mutex);
-    ++in_flight;
-  }
+  void begin_request() { in_flight.fetch_add(1); }
 
   void end_request() {
+    if (in_flight.fetch_sub(1) != 1) return;
+    // Under the mutex, so a waiter that has just seen in_flight above zero is asleep already.
     std::lock_guard lock(mutex);
-    --in_flight;
     changed.notify_all();
   }
 
@@ -227,6 +233,10 @@ class Session : public std::enable_shared_from_this<Session> {
       std::lock_guard lock(core_.mutex);
       core_.sessions.emplace(id_, weak_from_this());
     }
+    // send() tries a synchronous write first, which must return rather than wait when the
+    // socket's buffer is full. Asio's own asynchronous operations work either way.
+    error_code ignored;
+    stream_.socket().non_blocking(true, ignored);
     asio::dispatch(executor_, [self = shared_from_this()] { self->read_next(); });
   }
 
@@ -261,9 +271,10 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(static_cast<std::uint32_t>(core_.options.header_limit));
     parser_->body_limit(core_.options.body_limit);
     if (buffer_.size() > 0) {
-      // A pipelined request is already here.
+      // A pipelined request is already here. Parsed on a later turn of the loop, not in this call:
+      // an answer written at once calls read_next() again, and a long pipeline must not recurse.
       read_deadline_ = std::chrono::steady_clock::now() + core_.options.read_timeout;
-      return read_request();
+      return asio::post(executor_, [self = shared_from_this()] { self->read_request(); });
     }
     // Waiting for the first byte is keep-alive idling, timed separately from reading a request;
     // for a fresh connection the request's own read timeout starts at accept.
@@ -287,22 +298,47 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Headers first: a body over the limit is refused from its Content-Length alone, and a client
-  // that sent "Expect: 100-continue" (curl does for large bodies) is told to go on.
+  // that sent "Expect: 100-continue" (curl does for large bodies) is told to go on. A request
+  // usually arrives whole in one read: it is then parsed here, from the buffer, without an
+  // asynchronous read that would only complete at once (a scheduler round and a timer each).
   void read_request() {
+    error_code ec;
+    if (parse_buffered(ec, false)) return on_head(ec);
     stream_.expires_at(read_deadline_);
-    bhttp::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
-      if (!ec) {
-        // Before the body is read, and before a bodiless request is handed on: its "body" may be
-        // a smuggled request.
-        if (auto rejection = check_request_head(head_of(*self->parser_))) {
-          return self->write_error(rejection->status, rejection->message, rejection->headers);
-        }
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = shared_from_this()](error_code ec, std::size_t) { self->on_head(ec); });
+  }
+
+  void on_head(error_code ec) {
+    if (!ec) {
+      // Before the body is read, and before a bodiless request is handed on: its "body" may be
+      // a smuggled request.
+      if (auto rejection = check_request_head(head_of(*parser_))) {
+        return write_error(rejection->status, rejection->message, rejection->headers);
       }
-      if (ec || self->parser_->is_done()) return self->on_read(ec);
-      auto expect = self->parser_->get()[bhttp::field::expect];
-      if (beast::iequals(expect, "100-continue")) return self->send_continue();
-      self->read_body();
-    });
+    }
+    if (ec || parser_->is_done()) return on_read(ec);
+    auto expect = parser_->get()[bhttp::field::expect];
+    if (beast::iequals(expect, "100-continue")) return send_continue();
+    read_body();
+  }
+
+  // Feeds the parser from the buffer as Beast's reads do, up to the end of the head or, with
+  // `body`, of the message. True when that end or an error (in `ec`) was reached; false when the
+  // parser needs bytes that have not arrived yet.
+  bool parse_buffered(error_code& ec, bool body) {
+    parser_->eager(body);
+    while (body ? !parser_->is_done() : !parser_->is_header_done()) {
+      if (buffer_.size() == 0) return false;
+      auto used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == bhttp::error::need_more) {
+        ec = {};
+        return false;
+      }
+      if (ec) return true;
+    }
+    return true;
   }
 
   void send_continue() {
@@ -315,6 +351,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_body() {
+    error_code ec;
+    if (parse_buffered(ec, true)) return on_read(ec);
+    stream_.expires_at(read_deadline_);
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
   }
@@ -351,6 +390,7 @@ class Session : public std::enable_shared_from_this<Session> {
     auto question = request.target.find('?');
     request.path = request.target.substr(0, question);
     if (question != std::string::npos) request.query = request.target.substr(question + 1);
+    request.headers.reserve(static_cast<std::size_t>(std::distance(message.begin(), message.end())));
     for (const auto& field : message) {
       request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     }
@@ -358,7 +398,6 @@ class Session : public std::enable_shared_from_this<Session> {
     request.remote_address = remote_address_;
 
     core_.begin_request();
-    core_.connections.busy(id_);
     counted_ = true;
     auto dispatch = core_.dispatch(request);
     if (dispatch.answer) return write(std::move(*dispatch.answer), keep_alive, head);
@@ -373,12 +412,17 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void run_handler(asio::thread_pool& lane, Request request, bool keep_alive, bool head, bool queued) {
+    // Not to be evicted while its handler runs. An answer made on this thread needs no mark: an
+    // eviction waits for it anyway (counted_), and the mark would cost a lock and two set
+    // operations per request.
+    core_.connections.busy(id_);
+    marked_busy_ = true;
     asio::post(lane, [self = shared_from_this(), request = std::move(request), keep_alive, head, queued]() mutable {
       if (queued) --self->core_.queued;
       Response response = self->core_.call_handler(request);
       request = Request{};  // gives back what the triage took for it (Request::admission) now
       if (queued) ++self->core_.worker_tasks_done;
-      // Back to the connection's strand: only it touches the stream.
+      // Back to the connection's I/O thread: only it touches the stream.
       asio::post(self->executor_, [self, response = std::move(response), keep_alive, head]() mutable {
         self->write(std::move(response), keep_alive, head);
       });
@@ -391,18 +435,11 @@ class Session : public std::enable_shared_from_this<Session> {
       return close();
     }
     keep_alive = keep_alive && core_.accepting && core_.keep_alive_allowed && !evicted_;
-    try {
-      response_ = to_beast(std::move(response), keep_alive, head);
-    } catch (const std::exception& e) {
-      log::error("cannot serialize response", {{"error", e.what()}});
-      response_ = to_beast(json_error(500, "api_error", "An internal error occurred."), false, head);
-      keep_alive = false;
-    }
-    stream_.expires_after(core_.options.write_timeout);
-    bhttp::async_write(stream_, *response_, [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+    if (!serialize(std::move(response), keep_alive, head)) keep_alive = false;
+    send([self = shared_from_this(), keep_alive](error_code ec) {
       self->release();
-      self->response_.reset();
-      if (ec || !keep_alive) return self->close();
+      // Evicted while the answer was being written: it was the last one.
+      if (ec || !keep_alive || self->evicted_) return self->close();
       self->read_next();
     });
   }
@@ -411,13 +448,60 @@ class Session : public std::enable_shared_from_this<Session> {
   void write_error(int status, const std::string& message, const Headers& headers = {}) {
     Response response = json_error(status, "invalid_request_error", message);
     response.headers = headers;
-    response_ = to_beast(std::move(response), false, false);
-    stream_.expires_after(core_.options.write_timeout);
-    bhttp::async_write(stream_, *response_, [self = shared_from_this()](error_code ec, std::size_t) {
-      self->response_.reset();
+    serialize(std::move(response), false, false);
+    send([self = shared_from_this()](error_code ec) {
       if (ec) return self->close();
       self->linger();
     });
+  }
+
+  // The answer as one buffer (wire_), or as Beast's message (response_) for what only Beast
+  // frames. False when it could not be serialized: a 500 that closes the connection goes instead.
+  bool serialize(Response response, bool keep_alive, bool head) {
+    wire_.clear();
+    response_.reset();
+    try {
+      if (append_wire_response(wire_, response, keep_alive, head)) return true;
+      response_ = std::make_shared<BeastResponse>(beast_response(std::move(response), keep_alive, head));
+      return true;
+    } catch (const std::exception& e) {
+      log::error("cannot serialize response", {{"error", e.what()}});
+    }
+    wire_.clear();
+    response_ = std::make_shared<BeastResponse>(
+        beast_response(json_error(500, "api_error", "An internal error occurred."), false, head));
+    return false;
+  }
+
+  // Writes what serialize() made; `done(ec)` runs once it is written or failed, in this call when
+  // the socket took it all at once (the usual case: an answer fits the socket's buffer), so an
+  // answer costs no asynchronous write with its timer and scheduler round.
+  template <typename Done>
+  void send(Done done) {
+    stream_.expires_after(core_.options.write_timeout);
+    if (response_) {
+      return bhttp::async_write(
+          stream_, *response_, [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
+            self->response_.reset();
+            done(ec);
+          });
+    }
+    error_code ec;
+    std::size_t sent = stream_.socket().write_some(asio::buffer(wire_), ec);  // non-blocking: see start()
+    if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+    if (ec || sent == wire_.size()) {
+      written();
+      return done(ec);
+    }
+    asio::async_write(stream_, asio::buffer(wire_) + sent,
+                      [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
+                        self->written();
+                        done(ec);
+                      });
+  }
+
+  void written() {
+    if (wire_.capacity() > kKeptWireCapacity) std::string().swap(wire_);
   }
 
   void linger() {
@@ -435,40 +519,10 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  std::shared_ptr<bhttp::response<bhttp::string_body>> to_beast(Response response, bool keep_alive, bool head) {
-    auto out = std::make_shared<bhttp::response<bhttp::string_body>>();
-    out->version(11);
-    int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
-    out->result(static_cast<unsigned>(status));
-    out->set(bhttp::field::server, "rocket-rides");
-    if (!response.content_type.empty() && !has_line_break(response.content_type)) {
-      out->set(bhttp::field::content_type, response.content_type);
-    }
-    for (const auto& [name, value] : response.headers) {
-      // A line break in a header would let the handler's data split the response.
-      if (name.empty() || has_line_break(name) || has_line_break(value)) {
-        log::warn("dropping a response header with a line break", {{"header", name}});
-        continue;
-      }
-      out->insert(name, value);
-    }
-    out->keep_alive(keep_alive);
-    bool bodiless = status < 200 || status == 204 || status == 304;
-    if (bodiless) {
-      out->content_length(boost::none);
-    } else if (head) {
-      out->content_length(response.body.size());
-    } else {
-      out->body() = std::move(response.body);
-      out->prepare_payload();
-    }
-    return out;
-  }
-
   void release() {
     if (!counted_) return;
     counted_ = false;
-    core_.connections.idle(id_);
+    if (std::exchange(marked_busy_, false)) core_.connections.idle(id_);
     core_.end_request();
   }
 
@@ -483,25 +537,29 @@ class Session : public std::enable_shared_from_this<Session> {
 
   const std::string remote_address_;
   beast::tcp_stream stream_;
-  const asio::any_io_executor executor_;  // the connection's strand, copied for worker threads
+  const asio::any_io_executor executor_;  // the connection's io_context, copied for worker threads
   ServerCore& core_;
   const ConnectionLimit::Id id_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
-  std::shared_ptr<bhttp::response<bhttp::string_body>> response_;  // alive until its write ends
+  std::string wire_;                         // the answer being written, kept for the next one
+  std::shared_ptr<BeastResponse> response_;  // or the answer Beast writes, alive until written
   std::chrono::steady_clock::time_point read_deadline_;
   std::array<char, 16 * 1024> discard_{};
   std::size_t drained_ = 0;
   std::size_t served_ = 0;
   bool idle_ = false;  // waiting for the first byte of a request
   bool closed_ = false;
-  bool counted_ = false;  // holds one unit of in_flight until its response is written or dropped
-  bool evicted_ = false;  // the connection cap took our place: close after the current answer
+  bool counted_ = false;      // holds one unit of in_flight until its response is written or dropped
+  bool evicted_ = false;      // the connection cap took our place: close after the current answer
+  bool marked_busy_ = false;  // ConnectionLimit::busy() for a request on a worker lane
 };
 
 void ServerCore::do_accept() {
+  // A connection lives on one io_context, which one thread runs: its handlers never run
+  // concurrently, so it needs no strand (whose every hop costs a lock and a reference count).
   auto& session_ioc = *iocs[next_ioc++ % iocs.size()];
-  acceptor.async_accept(asio::make_strand(session_ioc), [this](error_code ec, tcp::socket socket) {
+  acceptor.async_accept(session_ioc.get_executor(), [this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
     if (ec) {
       // Out of file descriptors and the like: pause instead of spinning on the error.
@@ -620,7 +678,7 @@ void Server::stop_accepting() {
 bool Server::wait_idle(std::chrono::milliseconds timeout) {
   auto& core = impl_->core;
   std::unique_lock lock(core.mutex);
-  return core.changed.wait_for(lock, timeout, [&] { return core.in_flight == 0; });
+  return core.changed.wait_for(lock, timeout, [&] { return core.in_flight.load() == 0; });
 }
 
 void Server::stop() {
@@ -642,10 +700,7 @@ void Server::stop() {
   core.io_threads.clear();
 }
 
-std::size_t Server::in_flight() const {
-  std::lock_guard lock(impl_->core.mutex);
-  return impl_->core.in_flight;
-}
+std::size_t Server::in_flight() const { return impl_->core.in_flight.load(); }
 
 bool Server::workers_responsive(std::chrono::milliseconds timeout) {
   auto& core = impl_->core;

@@ -1,16 +1,18 @@
 // Finished-response memory: keys scoped per user over the shared TTL cache.
 #include "common/idempotency/finished_responses.hpp"
 
+#include <charconv>
 #include <utility>
 
 namespace rr::idempotency {
 
-std::string FinishedResponses::cache_key(std::int64_t user_id, std::string_view idempotency_key) {
+void FinishedResponses::append_cache_key(std::string& out, std::int64_t user_id, std::string_view idempotency_key) {
   // Keys are scoped per user; the separator cannot occur in a user id.
-  std::string key = std::to_string(user_id);
-  key += ':';
-  key += idempotency_key;
-  return key;
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof digits, user_id).ptr;
+  out.append(digits, end);
+  out += ':';
+  out += idempotency_key;
 }
 
 std::string FinishedResponses::fingerprint(std::string_view method, std::string_view path,
@@ -21,12 +23,20 @@ std::string FinishedResponses::fingerprint(std::string_view method, std::string_
   return out;
 }
 
-std::optional<FinishedResponse> FinishedResponses::find(std::int64_t user_id, std::string_view idempotency_key) {
-  return cache_.find(cache_key(user_id, idempotency_key));
+std::shared_ptr<const FinishedResponse> FinishedResponses::find(std::int64_t user_id,
+                                                                std::string_view idempotency_key) {
+  // Each thread builds its lookup keys in one string of its own: no allocation per lookup.
+  thread_local std::string key;
+  key.clear();
+  append_cache_key(key, user_id, idempotency_key);
+  auto found = cache_.find(key);
+  return found ? std::move(*found) : nullptr;
 }
 
 void FinishedResponses::remember(std::int64_t user_id, std::string_view idempotency_key, FinishedResponse response) {
-  cache_.remember(cache_key(user_id, idempotency_key), std::move(response));
+  std::string key;
+  append_cache_key(key, user_id, idempotency_key);
+  cache_.remember(std::move(key), std::make_shared<const FinishedResponse>(std::move(response)));
 }
 
 }  // namespace rr::idempotency

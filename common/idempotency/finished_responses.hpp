@@ -9,7 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -27,7 +27,8 @@ class FinishedResponses {
  public:
   FinishedResponses(std::size_t capacity, std::chrono::milliseconds ttl) : cache_(capacity, ttl) {}
 
-  std::optional<FinishedResponse> find(std::int64_t user_id, std::string_view idempotency_key);
+  // Shared, not copied: a replay reads the entry on every retry of the key.
+  std::shared_ptr<const FinishedResponse> find(std::int64_t user_id, std::string_view idempotency_key);
   void remember(std::int64_t user_id, std::string_view idempotency_key, FinishedResponse response);
   std::size_t size() const { return cache_.size(); }
 
@@ -36,9 +37,9 @@ class FinishedResponses {
   static std::string fingerprint(std::string_view method, std::string_view path, std::string_view params_json);
 
  private:
-  static std::string cache_key(std::int64_t user_id, std::string_view idempotency_key);
+  static void append_cache_key(std::string& out, std::int64_t user_id, std::string_view idempotency_key);
 
-  base::TtlCache<FinishedResponse> cache_;
+  base::TtlCache<std::shared_ptr<const FinishedResponse>> cache_;
 };
 
 }  // namespace rr::idempotency
