@@ -18,6 +18,7 @@
 #include <vector>
 #include "support/notify_socket.hpp"
 
+#include "common/base/log.hpp"
 #include "common/cli/run_main.hpp"
 #include "common/daemon/backoff.hpp"
 #include "common/daemon/daemon_args.hpp"
@@ -59,11 +60,13 @@ class NotifySocket {
   rr::test::NotifySocket socket_;
 };
 
-// Redirects standard output to a file for the lifetime of the object, to read log lines back.
+// Redirects standard output to a file for the lifetime of the object, to read log lines back. The
+// log is buffered (written by its own thread), so its lines are flushed at both ends.
 class CapturedStdout {
  public:
   CapturedStdout() {
     path_ = "/tmp/rr-stdout-" + rr::test::random_suffix() + ".log";
+    rr::log::flush();
     std::fflush(stdout);
     saved_ = ::dup(STDOUT_FILENO);
     int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -89,6 +92,7 @@ class CapturedStdout {
  private:
   void restore() {
     if (saved_ < 0) return;
+    rr::log::flush();
     std::fflush(stdout);
     ::dup2(saved_, STDOUT_FILENO);
     ::close(saved_);
