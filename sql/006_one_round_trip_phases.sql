@@ -14,41 +14,72 @@
 --   RR001  the lock on the key was taken over (the runner's LockLost)
 --   RR002  the row the phase works on is missing (a broken invariant: the runner's failure path)
 
--- What every fence below raises when the key's lock token is no longer ours.
-CREATE FUNCTION idem_raise_lock_taken_over(p_key_id bigint) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-    RAISE EXCEPTION 'lock on idempotency key % was taken over', p_key_id USING ERRCODE = 'RR001';
-END;
-$$;
-
--- The fences of sql/003 that move a key on (idem_move_recovery_point, idem_finish: a row while the
--- lock is ours), raising instead of answering with no row. Called on its own, idem_finish_or_raise is a
--- phase that only stores a result (a declined card).
-CREATE FUNCTION idem_move_recovery_point_or_raise(p_key_id bigint, p_lock_token uuid, p_recovery_point text)
-RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF NOT EXISTS (SELECT FROM idem_move_recovery_point(p_key_id, p_lock_token, p_recovery_point)) THEN
-        PERFORM idem_raise_lock_taken_over(p_key_id);
-    END IF;
-END;
-$$;
-
+-- idem_finish of sql/003 (a row while the lock is ours), raising instead of answering with no row.
+-- Called on its own, it is a phase that only stores a result (a declined card).
 CREATE FUNCTION idem_finish_or_raise(p_key_id bigint, p_lock_token uuid, p_response_code int, p_response_body text)
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     IF NOT EXISTS (SELECT FROM idem_finish(p_key_id, p_lock_token, p_response_code, p_response_body)) THEN
-        PERFORM idem_raise_lock_taken_over(p_key_id);
+        RAISE EXCEPTION 'lock on idempotency key % was taken over', p_key_id USING ERRCODE = 'RR001';
     END IF;
 END;
 $$;
 
--- The ride flow's first phase with the key's creation, in one statement: finds or creates the key
--- (idem_find_or_create) and, only when it created it, inserts the ride and its audit record and
--- moves the key to ride_created. Returns idem_find_or_create's row (with the recovery point the
--- key now has), followed by the new ride as a response shows it (NULLs when nothing was created).
+-- idem_find_or_create, inserting a new key at `p_recovery_point` instead of 'started': a creating
+-- call that does its first phase's work in the same statement inserts the key where that phase
+-- leaves it, rather than inserting it at 'started' and updating it again (a second row version of
+-- the key in every new-key transaction). 003's idem_find_or_create is this at 'started'.
+CREATE FUNCTION idem_find_or_create_at(p_user_id bigint, p_idempotency_key text, p_method text, p_path text,
+                                       p_params jsonb, p_origin_ip text, p_lock_token uuid, p_lock_timeout float8,
+                                       p_recovery_point text)
+RETURNS TABLE (inserted boolean, id bigint, user_id bigint, recovery_point text, lock_token text,
+               request_params text, origin_ip text, payment_idempotency_key text, response_code int,
+               response_body text, same_request boolean, locked boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH existing AS (
+        SELECT k.id, k.user_id, k.recovery_point, k.lock_token::text, k.request_params::text,
+               COALESCE(host(k.origin_ip), ''), k.payment_idempotency_key, k.response_code, k.response_body,
+               k.request_method = p_method AND k.request_path = p_path AND k.request_params = p_params,
+               k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => p_lock_timeout)
+        FROM idempotency_keys k
+        WHERE k.user_id = p_user_id AND k.idempotency_key = p_idempotency_key
+    ), created AS (
+        INSERT INTO idempotency_keys AS k (user_id, idempotency_key, request_method, request_path, request_params,
+                                           origin_ip, recovery_point, locked_at, lock_token)
+        SELECT p_user_id, p_idempotency_key, p_method, p_path, p_params, NULLIF(p_origin_ip, '')::inet,
+               p_recovery_point, now(), p_lock_token
+        WHERE NOT EXISTS (SELECT 1 FROM existing)
+        ON CONFLICT (user_id, idempotency_key) DO NOTHING
+        RETURNING k.id, k.user_id, k.recovery_point, k.lock_token::text, k.request_params::text,
+                  COALESCE(host(k.origin_ip), ''), k.payment_idempotency_key, k.response_code, k.response_body
+    )
+    SELECT true, created.*, true, false FROM created
+    UNION ALL
+    SELECT false, existing.* FROM existing;
+END;
+$$;
+
+-- The same behaviour as before, one copy of the SQL.
+CREATE OR REPLACE FUNCTION idem_find_or_create(p_user_id bigint, p_idempotency_key text, p_method text, p_path text,
+                                               p_params jsonb, p_origin_ip text, p_lock_token uuid,
+                                               p_lock_timeout float8)
+RETURNS TABLE (inserted boolean, id bigint, user_id bigint, recovery_point text, lock_token text,
+               request_params text, origin_ip text, payment_idempotency_key text, response_code int,
+               response_body text, same_request boolean, locked boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY SELECT * FROM idem_find_or_create_at(p_user_id, p_idempotency_key, p_method, p_path, p_params,
+                                                      p_origin_ip, p_lock_token, p_lock_timeout, 'started');
+END;
+$$;
+
+-- The ride flow's first phase with the key's creation, in one statement: finds the key, or creates
+-- it at ride_created together with the ride and its audit record. Returns idem_find_or_create's
+-- row, followed by the new ride as a response shows it (NULLs when nothing was created).
 -- No row: a concurrent insert of the same key won; the caller asks again.
 CREATE FUNCTION rides_create_with_key(p_user_id bigint, p_idempotency_key text, p_method text, p_path text,
                                       p_params jsonb, p_origin_ip text, p_lock_token uuid, p_lock_timeout float8,
@@ -65,8 +96,9 @@ DECLARE
     v_key record;
     v_ride bigint;
 BEGIN
-    SELECT * INTO v_key FROM idem_find_or_create(p_user_id, p_idempotency_key, p_method, p_path, p_params,
-                                                 p_origin_ip, p_lock_token, p_lock_timeout);
+    -- A new key is inserted at ride_created: its ride follows in this same implicit transaction.
+    SELECT * INTO v_key FROM idem_find_or_create_at(p_user_id, p_idempotency_key, p_method, p_path, p_params,
+                                                    p_origin_ip, p_lock_token, p_lock_timeout, 'ride_created');
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -81,8 +113,7 @@ BEGIN
     SELECT r INTO STRICT v_ride
     FROM rides_insert_with_audit(v_key.id, p_origin_lat, p_origin_lon, p_target_lat, p_target_lon, p_user_id,
                                  p_params, COALESCE(NULLIF(p_origin_ip, ''), '0.0.0.0')) AS r;
-    PERFORM idem_move_recovery_point_or_raise(v_key.id, p_lock_token, 'ride_created');
-    RETURN QUERY SELECT v_key.inserted, v_key.id, v_key.user_id, 'ride_created'::text, v_key.lock_token,
+    RETURN QUERY SELECT v_key.inserted, v_key.id, v_key.user_id, v_key.recovery_point, v_key.lock_token,
                         v_key.request_params, v_key.origin_ip, v_key.payment_idempotency_key,
                         v_key.response_code, v_key.response_body, v_key.same_request, v_key.locked, v.*
                  FROM rides_view_of(v_ride) v;

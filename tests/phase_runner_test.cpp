@@ -343,15 +343,16 @@ struct OneTripFlowFixture : RunnerFixture {
       LANGUAGE plpgsql AS $$
       DECLARE v record;
       BEGIN
-        SELECT * INTO v FROM idem_find_or_create(p_user_id, p_key, 'POST', '/things', '{}'::jsonb, '', p_lock_token, 90);
+        -- A new key is inserted where its first phase leaves it, together with that phase's work.
+        SELECT * INTO v FROM idem_find_or_create_at(p_user_id, p_key, 'POST', '/things', '{}'::jsonb, '', p_lock_token, 90,
+                                                    'thing_made');
         IF NOT FOUND THEN RETURN; END IF;
         IF v.inserted THEN
           INSERT INTO things VALUES (7);
-          PERFORM idem_move_recovery_point_or_raise(v.id, p_lock_token, 'thing_made');
         END IF;
-        RETURN QUERY SELECT v.inserted, v.id, v.user_id, CASE WHEN v.inserted THEN 'thing_made' ELSE v.recovery_point END,
-                            v.lock_token, v.request_params, v.origin_ip, v.payment_idempotency_key, v.response_code,
-                            v.response_body, v.same_request, v.locked, CASE WHEN v.inserted THEN 7 END;
+        RETURN QUERY SELECT v.inserted, v.id, v.user_id, v.recovery_point, v.lock_token, v.request_params, v.origin_ip,
+                            v.payment_idempotency_key, v.response_code, v.response_body, v.same_request, v.locked,
+                            CASE WHEN v.inserted THEN 7 END;
       END $$;
       CREATE FUNCTION things_write_and_finish(p_key_id bigint, p_lock_token uuid, p_body text, p_missing boolean)
       RETURNS void LANGUAGE plpgsql AS $$
