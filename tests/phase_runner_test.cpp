@@ -448,4 +448,18 @@ BOOST_FIXTURE_TEST_CASE(a_call_that_raises_a_missing_row_fails_unlocked_with_not
              "thing_made true");
 }
 
+BOOST_FIXTURE_TEST_CASE(a_hook_failing_after_a_creating_call_fails_the_run_with_the_key_unlocked, OneTripFlowFixture) {
+  auto result = idem::begin_key(pool.acquire(), request(), 90s, &creating);
+  BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
+  auto acquired = std::move(std::get<idem::Acquired>(result));
+  idem::RunnerOptions options;
+  options.after_commit = [](const std::string& point) { throw std::runtime_error("hook failed at " + point); };
+  idem::PhaseRunner runner(pool, options);
+  auto outcome = runner.run(one_trip_flow(false), std::move(acquired.key), nullptr, std::move(acquired.carried));
+  BOOST_TEST(is(outcome, idem::Outcome::Kind::failed));
+  BOOST_TEST(outcome.message == "hook failed at thing_made");
+  BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (lock_token IS NULL) FROM idempotency_keys") ==
+             "thing_made true");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -175,7 +175,15 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
   RunnerContext context(*this, key, std::move(section), std::move(carried));
   // A creating call committed the flow's first phase before the run: the hook sees that commit as
   // it sees every other phase's.
-  if (context.carried().row && options_.after_commit) options_.after_commit(key.recovery_point);
+  if (context.carried().row && options_.after_commit) {
+    try {
+      options_.after_commit(key.recovery_point);
+    } catch (const SimulatedCrash&) {
+      throw;
+    } catch (const std::exception& e) {
+      return failed(key, e.what());  // as for a hook that throws after any other phase
+    }
+  }
   // A flow is acyclic, so it finishes within as many steps as it has phases.
   for (std::size_t step = 0; step <= flow.size() + 1; ++step) {
     if (key.recovery_point == kFinished) {
