@@ -21,25 +21,17 @@ class RunnerContext : public PhaseContext {
 
   pqxx::result atomic_call(const db::Call& call, const PhaseResult& applied) override {
     if (section_) throw std::logic_error("a phase continuing the transaction that created its key runs in atomic()");
-    for (int attempt = 0;; ++attempt) {
+    return retrying_conflicts(/*retryable=*/true, [&] {
+      auto lease = runner_.pool_.acquire();
       try {
-        auto lease = runner_.pool_.acquire();
         auto rows = db::run_one_trip(lease.conn(), call, lease.statement_timeout());
         apply(applied);
         return rows;
-      } catch (const pqxx::serialization_failure&) {
-        if (attempt >= runner_.options_.max_serialization_retries) throw;
-      } catch (const pqxx::deadlock_detected&) {
-        if (attempt >= runner_.options_.max_serialization_retries) throw;
       } catch (const pqxx::sql_error& e) {
-        if (db::has_sqlstate(e, db::kLockTakenOver)) {
-          throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
-        }
+        if (db::has_sqlstate(e, db::kLockTakenOver)) throw lock_lost();
         throw;
       }
-      ++runner_.serialization_retries_;
-      std::this_thread::sleep_for(jitter(runner_.options_.retry_jitter * (attempt + 1)));
-    }
+    });
   }
 
   db::SessionStatements& statements() override {
@@ -48,20 +40,10 @@ class RunnerContext : public PhaseContext {
   }
 
   PhaseResult atomic(const std::function<PhaseResult(db::Transaction&)>& work) override {
-    for (int attempt = 0;; ++attempt) {
-      // A failed section that created the key took the key with it: retrying could only fence
-      // against nothing, so the client's retry starts over instead.
-      bool creates_key = section_ != nullptr;
-      try {
-        return atomic_once(work);
-      } catch (const pqxx::serialization_failure&) {
-        if (creates_key || attempt >= runner_.options_.max_serialization_retries) throw;
-      } catch (const pqxx::deadlock_detected&) {
-        if (creates_key || attempt >= runner_.options_.max_serialization_retries) throw;
-      }
-      ++runner_.serialization_retries_;
-      std::this_thread::sleep_for(jitter(runner_.options_.retry_jitter * (attempt + 1)));
-    }
+    // A failed section that created the key took the key with it: retrying could only fence
+    // against nothing, so the client's retry starts over instead.
+    bool creates_key = section_ != nullptr;
+    return retrying_conflicts(!creates_key, [&] { return atomic_once(work); });
   }
 
   // Rolls back the transaction that created the key if the first phase did not use it.
@@ -74,6 +56,25 @@ class RunnerContext : public PhaseContext {
   }
 
  private:
+  // Runs `once` again after a serialization failure or a deadlock, a few times with jitter, when
+  // `retryable`; anything else, or the last failure, goes to the caller.
+  template <typename Once>
+  auto retrying_conflicts(bool retryable, Once once) -> decltype(once()) {
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return once();
+      } catch (const pqxx::serialization_failure&) {
+        if (!retryable || attempt >= runner_.options_.max_serialization_retries) throw;
+      } catch (const pqxx::deadlock_detected&) {
+        if (!retryable || attempt >= runner_.options_.max_serialization_retries) throw;
+      }
+      ++runner_.serialization_retries_;
+      std::this_thread::sleep_for(jitter(runner_.options_.retry_jitter * (attempt + 1)));
+    }
+  }
+
+  LockLost lock_lost() const { return LockLost("lock on key " + std::to_string(key_.id) + " was taken over"); }
+
   PhaseResult atomic_once(const std::function<PhaseResult(db::Transaction&)>& work) {
     // The first section of a new key continues the transaction that created it; every other
     // section checks out a connection of its own.
@@ -98,7 +99,7 @@ class RunnerContext : public PhaseContext {
     } else {
       fenced = conn.exec(tx, statements::kFence, key_.id, key_.lock_token);
     }
-    if (fenced.empty()) throw LockLost("lock on key " + std::to_string(key_.id) + " was taken over");
+    if (fenced.empty()) throw lock_lost();
     tx.commit();
     apply(result);
     return result;
