@@ -311,7 +311,7 @@ statements_read() {  # NAME (file name) DESCRIPTION; sets per_key
     WHERE d.datname = current_database() AND query NOT LIKE '%/* api_bench */%' ORDER BY calls DESC" \
     >"$dir/statements-$name.tsv"
   # The enqueuer wake-ups are not the request's SQL (see wakeup_notifies): counted apart.
-  wakeup_statements=$(awk -F '\t' '$2 == "SELECT pg_notify($1, $2)" || $2 == "SET LOCAL statement_timeout = 5000" { n += $1 }
+  wakeup_statements=$(awk -F '\t' '$2 == "SELECT * FROM pg_notify($1, $2)" || $2 == "SET LOCAL statement_timeout = 5000" { n += $1 }
     END { print n + 0 }' "$dir/statements-$name.tsv")
   statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
   statements=$((statements - wakeup_statements))
@@ -552,7 +552,7 @@ rt_idle() {  # sets rt_idle_rate: PgBouncer queries per second while no request 
 # from the requests' round trips.
 wakeup_notifies() {  # NOTIFYs run in the API's database so far
   sql -c "/* api_bench */ SELECT coalesce(sum(s.calls), 0) FROM pg_stat_statements s
-    JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() AND s.query = 'SELECT pg_notify(\$1, \$2)'"
+    JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() AND s.query = 'SELECT * FROM pg_notify(\$1, \$2)'"
 }
 rt_new_begin() {
   rt_t0=$(now)

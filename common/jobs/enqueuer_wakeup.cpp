@@ -6,19 +6,16 @@
 
 #include "common/base/log.hpp"
 #include "common/daemon/backoff.hpp"
+#include "common/db/one_trip_call.hpp"
 #include "common/metrics/registry.hpp"
 
 namespace rr::jobs {
 namespace {
 
 // The channel the enqueuer LISTENs on (staged_jobs_listener.cpp); the payload is empty, a
-// notification only means "look at the table".
-std::string notify_command(std::chrono::milliseconds statement_timeout) {
-  // One simple query, so one round trip: its statements run as one implicit transaction, in which
-  // SET LOCAL holds until the NOTIFY commits and nothing is left in the session.
-  return "SET LOCAL statement_timeout = " + std::to_string(statement_timeout.count()) +
-         "; SELECT pg_notify('staged_jobs', '')";
-}
+// notification only means "look at the table". One round trip that leaves nothing in the session
+// (db::run_one_trip): the NOTIFY commits in the call's own implicit transaction.
+const db::Call kNotify = db::call("pg_notify", "staged_jobs", "");
 
 metrics::Counter& notifies_counter() {
   static auto& counter = metrics::default_registry().counter(
@@ -81,13 +78,11 @@ bool EnqueuerWakeup::sleep_unless_stopping(std::chrono::milliseconds duration) {
 
 void EnqueuerWakeup::run() {
   std::unique_ptr<pqxx::connection> connection;
-  const std::string command = notify_command(options_.statement_timeout);
   daemon::Backoff backoff(options_.min_backoff, options_.max_backoff);
   bool failing = false;
   auto send = [&] {
     if (!connection) connection = std::make_unique<pqxx::connection>(options_.database_url);
-    pqxx::nontransaction tx(*connection);
-    tx.exec(command);
+    db::run_one_trip(*connection, kNotify, options_.statement_timeout);
     ++notifies_sent_;
     notifies_counter().inc();
   };

@@ -1,7 +1,7 @@
 // Wakes the enqueuer after commits that staged jobs, in place of the per-commit trigger that
 // migration 007 dropped: a transaction that NOTIFYs takes a database-wide lock while it commits, so
 // every staging commit used to queue behind the one before it. Stagers call jobs_staged() after
-// their commit (no I/O, never blocks); a thread of its own sends `SELECT pg_notify('staged_jobs',
+// their commit (no I/O, never blocks); a thread of its own sends `SELECT * FROM pg_notify('staged_jobs',
 // '')` on one connection, at most once per debounce interval.
 #pragma once
 
