@@ -29,7 +29,10 @@ class LineBuffer {
   using DropNotice = std::function<std::string(std::uint64_t dropped)>;
 
   LineBuffer(int fd, BufferOptions options, DropNotice drop_notice);
-  // Writes what is pending (for at most a second) and stops the thread.
+  // Writes what is pending (for at most a second) and stops the thread. An output that takes
+  // nothing for that second leaves the thread blocked in write(2), detached, still using this
+  // object: destroy a buffer only once its output is read or closed. The process's own buffer
+  // (log.cpp) is never destroyed, for that reason among others.
   ~LineBuffer();
   LineBuffer(const LineBuffer&) = delete;
   LineBuffer& operator=(const LineBuffer&) = delete;
