@@ -8,6 +8,7 @@
 #include <csignal>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "common/http/client.hpp"
 #include "common/http/server.hpp"
@@ -676,6 +677,31 @@ BOOST_AUTO_TEST_CASE(the_process_serves_charges_logs_each_request_without_the_to
   BOOST_TEST(response.header("stripe-version") == std::string(rr::stripe_mock::kDefaultStripeVersion));
   BOOST_TEST(mock.wait_for_output("path=/v1/charges status=200", 5s));
   BOOST_TEST(mock.output().find(kToken) == std::string::npos);
+  mock.signal(SIGTERM);
+  auto status = mock.wait(5s);
+  BOOST_REQUIRE(status.has_value());
+  BOOST_TEST(*status == 0);
+}
+
+// Every binary ignores SIGPIPE (cli::run_main): a reader of its log that goes away (a log shipper
+// restarted, `| head`) costs log lines, not the process. Here the reader takes the first line and
+// exits; each request's log line is then written to a pipe nobody reads.
+BOOST_AUTO_TEST_CASE(the_process_keeps_serving_when_the_reader_of_its_log_goes_away) {
+  auto port = rr::test::free_port();
+  rr::test::ChildProcess mock(
+      {"/bin/bash", "-c", "exec " + rr::test::binary("rocket-rides-stripe-mock") + " > >(head -n 1 > /dev/null)"},
+      {{"PORT", std::to_string(port)}});
+  BOOST_REQUIRE(rr::test::wait_for_port(port, 10s));
+  rr::http::ClientRequest request;
+  request.method = "POST";
+  request.url = "http://127.0.0.1:" + std::to_string(port) + "/v1/charges";
+  request.headers = {{"Authorization", "Bearer sk_test_any"}};
+  request.body = kCharge;
+  for (int i = 0; i < 5; ++i) {
+    BOOST_TEST(rr::http::send(request).status == 200);
+    std::this_thread::sleep_for(100ms);  // past the log's flush interval: the line is written
+  }
+  BOOST_TEST(mock.running());
   mock.signal(SIGTERM);
   auto status = mock.wait(5s);
   BOOST_REQUIRE(status.has_value());

@@ -2,6 +2,8 @@
 #include "common/cli/run_main.hpp"
 
 #include <pqxx/pqxx>
+
+#include <csignal>
 #include <stdexcept>
 
 #include "common/base/log.hpp"
@@ -11,6 +13,10 @@
 namespace rr::cli {
 
 int run_main(std::string_view process_name, const std::function<int()>& body) {
+  // A reader of standard output that goes away (a log shipper restarted, `| head`) must cost the
+  // log lines, not the process: a payment in progress is worth more than its log. With SIGPIPE
+  // ignored a write to a closed pipe fails with EPIPE, which the log's writer drops and counts.
+  std::signal(SIGPIPE, SIG_IGN);
   log::init(process_name);
   try {
     return body();
