@@ -170,6 +170,7 @@ request_body='{"origin_lat":37.7749,"origin_lon":-122.4194,"target_lat":37.8044,
 "$bin/rocket-rides-bench-sql" new-key >"$dir/new_key.sql"
 "$bin/rocket-rides-bench-sql" replay >"$dir/replay.sql"
 sql_per_new_key=$("$bin/rocket-rides-bench-sql" count new-key)
+product_pgoptions=$("$bin/rocket-rides-bench-sql" pgoptions)
 pgbench_defines=()
 while IFS= read -r line; do pgbench_defines+=(-D "$line"); done < <("$bin/rocket-rides-bench-sql" defines)
 pgbench_defines+=(-D "user_id=$pgbench_user" -D lock_token=6f1c2b9e-8a4d-4c3b-9e2f-5d7a1b0c3e4f)
@@ -276,8 +277,12 @@ measure() {
 }
 
 pgbench_run() {  # label script clients [protocol: simple for the product's scripts]
-  measure "$1" pgbench pgbench -n -M "${4:-simple}" -c "$3" -j 2 -T "$duration" -f "$2" "${pgbench_defines[@]}" \
-    -l --log-prefix="$dir/pgbench-log-$((run_index + 1))" "$pgbench_url"
+  # The product's scripts run in sessions set up as the API's pooled ones are (product_pgoptions);
+  # the minimum SQL (-M prepared) in plain ones.
+  local pgoptions=""
+  [ "${4:-simple}" = simple ] && pgoptions=$product_pgoptions
+  measure "$1" pgbench env PGOPTIONS="$pgoptions" pgbench -n -M "${4:-simple}" -c "$3" -j 2 -T "$duration" -f "$2" \
+    "${pgbench_defines[@]}" -l --log-prefix="$dir/pgbench-log-$((run_index + 1))" "$pgbench_url"
 }
 wrk_run() {  # label lua connections seconds [url [wrk options...]]
   local label=$1 lua=$2 c=$3 seconds=${4:-$duration} url=${5:-$api_url}

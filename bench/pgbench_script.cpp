@@ -8,7 +8,10 @@
 //   rocket-rides-bench-sql replay    a finished key looked up again: the same first query
 //   rocket-rides-bench-sql defines   NAME=VALUE lines for pgbench -D: the request's constant values
 //   rocket-rides-bench-sql count new-key|replay   statements per transaction (pg_stat_statements
-//                                    counts SET LOCAL and the call of each query apart)
+//                                    counts a SET LOCAL and the call of a query apart)
+//   rocket-rides-bench-sql pgoptions the PGOPTIONS for pgbench's sessions: what the API's pooled
+//                                    sessions carry from their start (the statement bound, in
+//                                    prepared-statement mode, the default), or an empty line
 //
 // The scripts are for `pgbench -M simple` (a query of two statements is what the API sends) and
 // expect -D user_id=N -D lock_token=UUID (plus -D replay_key=KEY for replay) besides the `defines`
@@ -87,8 +90,9 @@ struct Script {
   int statements = 0;
 };
 
-// One query as the API sends it (db::one_trip_query with the default DATABASE_STATEMENT_TIMEOUT),
-// its arguments replaced by the variables that hold them.
+// One query as the API sends it with the default settings (db::one_trip_query with what a
+// transaction sets itself: nothing when the session carries the statement bound), its arguments
+// replaced by the variables that hold them.
 void one_trip(Script& s, const char* comment, rr::db::Call call,
               const std::vector<std::pair<std::string, std::string>>& variables, const std::string& gset = "") {
   for (auto& argument : call.arguments) {
@@ -100,7 +104,7 @@ void one_trip(Script& s, const char* comment, rr::db::Call call,
     }
     *argument = ":" + holder->first;
   }
-  auto timeout = rr::db::SessionOptions{}.statement_timeout;
+  auto timeout = rr::db::per_transaction_timeout(rr::db::SessionOptions{});
   s.text += "-- " + std::string(comment) + "\n" +
             rr::db::one_trip_query(call, timeout, [](const std::string& v) { return v; }) +
             (gset.empty() ? "" : " \\gset " + gset) + "\n";
@@ -164,7 +168,7 @@ Script replay_script() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: rocket-rides-bench-sql new-key|replay|defines|count new-key|replay\n");
+  std::fprintf(stderr, "usage: rocket-rides-bench-sql new-key|replay|defines|pgoptions|count new-key|replay\n");
   return 2;
 }
 
@@ -180,6 +184,13 @@ int main(int argc, char** argv) {
       std::string which = argv[2];
       if (which != "new-key" && which != "replay") return usage();
       std::printf("%d\n", (which == "new-key" ? new_key_script() : replay_script()).statements);
+    } else if (what == "pgoptions") {
+      rr::db::SessionOptions session;
+      if (rr::db::session_carries_timeout(session)) {
+        std::printf("-c statement_timeout=%lld\n", static_cast<long long>(session.statement_timeout.count()));
+      } else {
+        std::printf("\n");
+      }
     } else if (what == "defines") {
       for (const auto& [name, value] : defines()) {
         if (value.find('\n') != std::string::npos) throw std::runtime_error(name + " holds a newline");

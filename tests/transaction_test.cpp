@@ -70,4 +70,40 @@ BOOST_AUTO_TEST_CASE(pooled_sessions_bound_their_transactions_with_the_pool_sett
   BOOST_TEST(tx.exec("SHOW statement_timeout")[0][0].as<std::string>() == "250ms");
 }
 
+// In prepared-statement mode the session is the pool's alone: it carries the bound from its start,
+// and a transaction sets nothing itself (one statement less per phase). Without prepared
+// statements (behind a transaction-pooling PgBouncer) the session carries nothing of ours, and
+// every transaction sets the bound. This suite also runs behind PgBouncer, in the second mode.
+BOOST_AUTO_TEST_CASE(the_bound_lives_in_the_session_only_when_the_session_is_ours_alone) {
+  auto mode = db.statement_mode();
+  rr::db::ConnectionPool pool(db.url(), rr::db::SessionOptions{mode, 250ms}, 1, 5s);
+  auto lease = pool.acquire();
+  pqxx::nontransaction outside(lease.conn());
+  auto session_bound = outside.exec("SHOW statement_timeout")[0][0].as<std::string>();
+  outside.commit();
+  if (mode == rr::db::StatementMode::prepared) {
+    BOOST_TEST(session_bound == "250ms");
+    BOOST_TEST(lease.statement_timeout().count() == 0);
+    // Bounded all the same: the session's bound cancels a transaction's statement.
+    rr::db::Transaction tx(lease.conn(), lease.statement_timeout());
+    try {
+      tx.exec("SELECT pg_sleep(2)");
+      BOOST_FAIL("a statement past the session's bound was not cancelled");
+    } catch (const pqxx::sql_error& e) {
+      BOOST_TEST(rr::db::is_statement_timeout(e), e.what());
+    }
+  } else {
+    BOOST_TEST(session_bound != "250ms");
+    BOOST_TEST(lease.statement_timeout() == 250ms);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_pool_without_a_bound_sets_none_anywhere) {
+  rr::db::ConnectionPool pool(db.url(), rr::db::SessionOptions{db.statement_mode(), 0ms}, 1, 5s);
+  auto lease = pool.acquire();
+  BOOST_TEST(lease.statement_timeout().count() == 0);
+  pqxx::nontransaction outside(lease.conn());
+  BOOST_TEST(outside.exec("SHOW statement_timeout")[0][0].as<std::string>() == "0");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

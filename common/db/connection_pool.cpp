@@ -32,6 +32,14 @@ ConnectionPool::Lease& ConnectionPool::Lease::operator=(Lease&& other) noexcept 
   return *this;
 }
 
+PooledConnection::PooledConnection(const std::string& url, const SessionOptions& options)
+    : conn_(url), statements_(options.statements), statement_timeout_(per_transaction_timeout(options)) {
+  // libpqxx runs the SET now and again on any reconnect of this connection object.
+  if (session_carries_timeout(options)) {
+    conn_.set_variable("statement_timeout", std::to_string(options.statement_timeout.count()));
+  }
+}
+
 ConnectionPool::ConnectionPool(std::string url, SessionOptions options, std::size_t size,
                                std::chrono::milliseconds checkout_timeout)
     : url_(std::move(url)), options_(options), size_(size), checkout_timeout_(checkout_timeout) {}

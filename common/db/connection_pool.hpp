@@ -23,10 +23,13 @@ class PoolExhausted : public std::runtime_error {
 
 class PooledConnection {
  public:
-  PooledConnection(const std::string& url, const SessionOptions& options)
-      : conn_(url), statements_(options.statements), statement_timeout_(options.statement_timeout) {}
+  // Connects; a session of our own gets its statement bound here (session_options.hpp).
+  PooledConnection(const std::string& url, const SessionOptions& options);
   pqxx::connection& raw() { return conn_; }
   SessionStatements& statements() { return statements_; }
+  // The bound a transaction on this connection must SET LOCAL itself: 0 when the session already
+  // carries DATABASE_STATEMENT_TIMEOUT (per_transaction_timeout). Pass it to db::Transaction and
+  // db::run_one_trip as is.
   std::chrono::milliseconds statement_timeout() const { return statement_timeout_; }
 
  private:
