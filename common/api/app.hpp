@@ -27,6 +27,7 @@
 #include "common/idempotency/phase_runner.hpp"
 #include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
+#include "common/web/session_store.hpp"
 
 namespace rr::api {
 
@@ -83,6 +84,8 @@ class App {
   std::unique_ptr<jobs::EnqueuerWakeup> enqueuer_wakeup_;
   Authenticator authenticator_;
   FlowEndpoint flows_;  // every POST that runs as a registered flow
+  // The rider pages' sign-ins.
+  web::SessionStore sessions_;
   InFlightPerUser in_flight_;
   DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};
