@@ -1,6 +1,6 @@
 // The reaper: forgets idempotency keys past the horizon (72 h), one short transaction per batch, and
 // archives the ones that never finished so that a human can still act on them. It also deletes the
-// rider pages' expired sessions (sql/008_rider_sessions.sql), in batches of the same size.
+// rider pages' expired sessions (sql/009_rider_sessions.sql), in batches of the same size.
 #pragma once
 
 #include <chrono>

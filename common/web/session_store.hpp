@@ -1,4 +1,4 @@
-// Rider sessions in PostgreSQL (sql/008_rider_sessions.sql): created by signing in with an API
+// Rider sessions in PostgreSQL (sql/009_rider_sessions.sql): created by signing in with an API
 // token, found by the cookie's token, ended by signing out or by expiry (the reaper deletes
 // expired rows). Only SHA-256 hashes of the cookie's token and of the API token are stored.
 #pragma once
