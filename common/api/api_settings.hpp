@@ -7,6 +7,7 @@
 
 #include "common/config/settings.hpp"
 #include "common/jobs/enqueuer_wakeup.hpp"
+#include "common/web/session_settings.hpp"
 
 namespace rr::api {
 
@@ -46,6 +47,8 @@ struct ApiSettings {
   std::size_t max_queued_requests = 256;
   // ENQUEUER_WAKEUP_DEBOUNCE: how often at most the API wakes the enqueuer after staging jobs.
   jobs::EnqueuerWakeupSettings enqueuer_wakeup;
+  // SESSION_TTL and SESSION_COOKIE_SECURE: the rider pages' sessions (common/web/).
+  web::SessionSettings sessions;
   static ApiSettings from_env(const config::Environment& env);
 };
 

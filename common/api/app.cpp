@@ -87,10 +87,11 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
       authenticator_(pool_, tokens_),
       flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get()}),
+      sessions_(pool_, settings_.sessions),
       in_flight_(settings.max_in_flight_per_user),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
       metrics_page_(pool_, runner_) {
-  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_};
+  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_, sessions_};
   for (const auto& route : all_routes()) endpoints_.push_back(route.make_endpoint(route, with));
 }
 

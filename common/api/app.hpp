@@ -27,6 +27,7 @@
 #include "common/idempotency/phase_runner.hpp"
 #include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
+#include "common/web/session_store.hpp"
 
 namespace rr::api {
 
@@ -82,7 +83,8 @@ class App {
   // Null when ENQUEUER_WAKEUP_DEBOUNCE is 0. Declared before the endpoints that hand it to flows.
   std::unique_ptr<jobs::EnqueuerWakeup> enqueuer_wakeup_;
   Authenticator authenticator_;
-  FlowEndpoint flows_;  // every POST that runs as a registered flow
+  FlowEndpoint flows_;          // every POST that runs as a registered flow
+  web::SessionStore sessions_;  // the rider pages' sign-ins
   InFlightPerUser in_flight_;
   DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};

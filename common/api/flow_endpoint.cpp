@@ -130,4 +130,46 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
   return answer_for(std::move(outcome));
 }
 
+// Kept apart from run() (which authenticates by bearer token first) so the two can change alone;
+// the loop is run()'s, for a user known beforehand.
+http::Response FlowEndpoint::run_for_user(const auth::User& user, const KnownUserRequest& request) {
+  std::string fingerprint =
+      idempotency::FinishedResponses::fingerprint(request.flow->method, request.path, request.params_json);
+  if (auto finished = deps_.finished.find(user.id, request.key)) {
+    if (finished->request_fingerprint != fingerprint) throw key_mismatch();
+    return stored_answer(finished->status, finished->body, true);
+  }
+
+  idempotency::KeyRequest key_request;
+  key_request.idempotency_key = request.key;
+  key_request.method = std::string(request.flow->method);
+  key_request.path = request.path;
+  key_request.params_json = request.params_json;
+  key_request.origin_ip = request.remote_address;
+  key_request.user_id = user.id;
+  auto flow = request.flow->make_flow({deps_.stripe, user.stripe_customer_id, deps_.enqueuer_wakeup});
+
+  idempotency::Outcome outcome;
+  for (int attempt = 0;; ++attempt) {
+    auto acquired =
+        idempotency::begin_key(deps_.pool.acquire(), key_request, deps_.lock_timeout, creating_call_of(flow));
+    if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
+      deps_.finished.remember(user.id, request.key, {fingerprint, replay->status, replay->body});
+      return stored_answer(replay->status, std::move(replay->body), true);
+    }
+    if (std::holds_alternative<idempotency::InFlight>(acquired)) throw key_in_flight();
+    if (std::holds_alternative<idempotency::Mismatch>(acquired)) throw key_mismatch();
+
+    auto& locked = std::get<idempotency::Acquired>(acquired);
+    outcome = deps_.runner.run(flow, std::move(locked.key), std::move(locked.section), std::move(locked.carried));
+    // As in run(): a conflict in the section that created the key took the key with it.
+    if (outcome.kind != idempotency::Outcome::Kind::conflict || !locked.created || attempt >= 3) break;
+    std::this_thread::sleep_for(jitter(std::chrono::milliseconds(20) * (attempt + 1)));
+  }
+  if (outcome.kind == idempotency::Outcome::Kind::finished) {
+    deps_.finished.remember(user.id, request.key, {fingerprint, outcome.result.code, outcome.result.body});
+  }
+  return answer_for(std::move(outcome));
+}
+
 }  // namespace rr::api

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/auth/token_cache.hpp"
+#include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/flows/flow_registry.hpp"
 #include "common/http/message.hpp"
@@ -50,6 +51,18 @@ class FlowEndpoint {
   std::optional<http::Response> answer_in_memory(const http::Request& request, const flows::FoundFlow& found);
   // The whole request; throws ApiError (named with the key) for what the client must be told.
   http::Response handle(const http::Request& request, const flows::FoundFlow& found);
+
+  // A registered flow run for a user the caller already knows (the rider pages: the session's
+  // user), with a key and parameters it has validated itself; the same keys, runner and answers as
+  // handle() (the stored result, fresh or replayed; ApiError for the rest, not named with the key).
+  struct KnownUserRequest {
+    const flows::RegisteredFlow* flow;
+    std::string key;          // already validated as an Idempotency-Key (request_parsing.hpp)
+    std::string path;         // the flow's path, so the completer finds the flow of an abandoned key
+    std::string params_json;  // from flow->read_params
+    std::string remote_address;
+  };
+  http::Response run_for_user(const auth::User& user, const KnownUserRequest& request);
 
  private:
   std::optional<http::Response> replay_from_memory(std::int64_t user_id, const FlowRequest& request);

@@ -10,6 +10,13 @@
 #include "common/api/list_rides_endpoint.hpp"
 #include "common/api/outcome_answers.hpp"
 #include "common/api/readiness_endpoint.hpp"
+#include "common/web/book_endpoint.hpp"
+#include "common/web/home_page_endpoint.hpp"
+#include "common/web/pages.hpp"
+#include "common/web/ride_page_endpoint.hpp"
+#include "common/web/sign_in_endpoint.hpp"
+#include "common/web/sign_out_endpoint.hpp"
+#include "common/web/stylesheet_endpoint.hpp"
 
 namespace rr::api {
 namespace {
@@ -40,6 +47,40 @@ const Route kEndpoints[] = {
      .lane = http::Lane::control,
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
        return std::make_unique<ReadinessEndpoint>(with.readiness, with.draining);
+     }},
+    // The rider pages (common/web/): a session cookie, not a bearer token, names the user, so they
+    // are not counted against the per-user limit the triage keeps by token.
+    {.method = "GET",
+     .path_template = "/",
+     .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
+       return std::make_unique<web::HomePageEndpoint>(with.pool, with.sessions);
+     }},
+    {.method = "POST",
+     .path_template = "/session",
+     .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
+       return std::make_unique<web::SignInEndpoint>(with.sessions);
+     }},
+    {.method = "POST",
+     .path_template = "/session/end",
+     .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
+       return std::make_unique<web::SignOutEndpoint>(with.sessions);
+     }},
+    {.method = "POST",
+     .path_template = "/book",
+     .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
+       return std::make_unique<web::BookEndpoint>(with.sessions, with.flows);
+     }},
+    {.method = "GET",
+     .path_template = "/my/rides/{id}",
+     .last_argument_takes_rest = true,
+     .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
+       return std::make_unique<web::RidePageEndpoint>(with.pool, with.sessions);
+     }},
+    // Answered from memory on the I/O thread.
+    {.method = "GET",
+     .path_template = web::kStylesheetPath,
+     .make_endpoint = [](const Route&, const Collaborators&) -> std::unique_ptr<Endpoint> {
+       return std::make_unique<web::StylesheetEndpoint>();
      }},
 };
 

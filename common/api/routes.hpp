@@ -19,6 +19,7 @@
 #include "common/db/connection_pool.hpp"
 #include "common/flows/flow_registry.hpp"
 #include "common/http/dispatch.hpp"
+#include "common/web/session_store.hpp"
 
 namespace rr::api {
 
@@ -29,6 +30,7 @@ struct Collaborators {
   FlowEndpoint& flows;
   const DatabaseReadiness& readiness;
   const std::atomic<bool>& draining;
+  web::SessionStore& sessions;  // the rider pages'
 };
 
 struct Route {

@@ -43,6 +43,19 @@ std::string format_uuid_v4(unsigned char (&b)[16]) {
 
 }  // namespace
 
+std::string random_hex(std::size_t bytes) {
+  std::string random(bytes, '\0');
+  fill_from_os(reinterpret_cast<unsigned char*>(random.data()), random.size());
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes * 2);
+  for (unsigned char c : random) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 0x0f];
+  }
+  return out;
+}
+
 std::string random_uuid() {
   unsigned char b[16];
   fill_from_os(b, sizeof b);

@@ -1,0 +1,35 @@
+// Signing in: the double-submit CSRF check, then the token, then a new session.
+#include "common/web/sign_in_endpoint.hpp"
+
+#include "common/base/log.hpp"
+#include "common/web/cookies.hpp"
+#include "common/web/csrf.hpp"
+#include "common/web/page_boundary.hpp"
+#include "common/web/page_form.hpp"
+#include "common/web/page_response.hpp"
+#include "common/web/session_cookie.hpp"
+#include "common/web/sign_in_form.hpp"
+
+namespace rr::web {
+
+http::Response SignInEndpoint::handle(const http::Request& request, const flows::PathArguments&) {
+  return within_page_boundary([&] {
+    const auto& settings = sessions_.settings();
+    auto form = PageForm::parse(request);
+    auto cookie = cookie_value(request, kSignInCsrfCookie);
+    if (!form || !cookie || !csrf_matches(*cookie, form->value_or_empty("csrf_token"))) {
+      return sign_in_answer(request, settings, 403, "This sign-in form has expired. Sign in again.");
+    }
+    // The token is never logged, echoed or kept: only its hash reaches the database.
+    auto token = form->field("token");
+    auto created = token ? sessions_.sign_in(*token) : std::nullopt;
+    if (!created) return sign_in_answer(request, settings, 401, "That API token is not valid.");
+    log::info("rider signed in", {{"user_id", created->session.user.id}});
+    auto response = see_other("/");
+    response.with_header("Set-Cookie", session_cookie(created->token, settings));
+    response.with_header("Set-Cookie", expired_cookie(kSignInCsrfCookie, settings));
+    return response;
+  });
+}
+
+}  // namespace rr::web
