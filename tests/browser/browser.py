@@ -24,7 +24,7 @@ def _selenium():
 
 
 class Browser:
-    def __init__(self, screenshot_dir, log_dir, name):
+    def __init__(self, screenshot_dir, log_dir, name, wait_for_navigations=True):
         webdriver, Service = _selenium()
         for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
             if not os.access(path, os.X_OK):
@@ -35,6 +35,9 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="rr-browser-profile-")
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
+        # "none": chromedriver sends every command at once instead of first waiting for a pending
+        # navigation, so a second click can land while the first submission is still loading.
+        options.page_load_strategy = "normal" if wait_for_navigations else "none"
         # As root Chromium needs --no-sandbox; /dev/shm in containers is small; the new headless
         # mode is the real browser (the old one was a separate implementation).
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",

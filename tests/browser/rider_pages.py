@@ -6,10 +6,10 @@ import collections
 import http.client
 import urllib.parse
 
-from selenium.common.exceptions import NoSuchElementException, TimeoutException
-from selenium.webdriver.common.action_chains import ActionChains
+from selenium.common.exceptions import (NoSuchElementException, StaleElementReferenceException, TimeoutException,
+                                        WebDriverException)
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 # What a page after a submission is, told by the one element each kind of page carries.
@@ -21,6 +21,21 @@ OUTCOME_MARKERS = (
     ("booking-form", "form#book"),
     ("sign-in", "form#sign-in"),
 )
+
+def _is_current(element):
+    """Whether the element still belongs to the document shown (False once it was replaced)."""
+    try:
+        element.is_enabled()
+        return True
+    except StaleElementReferenceException:
+        return False
+
+
+def _wait(driver, timeout, condition):
+    # While a navigation commits, chromedriver may answer with an inspector error ("Node ... does
+    # not belong to the document") rather than a stale element: asked again, it settles.
+    return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=(WebDriverException,)).until(condition)
+
 
 Page = collections.namedtuple("Page", "kind path text ride_id")
 RawAnswer = collections.namedtuple("RawAnswer", "status location headers body")
@@ -52,10 +67,9 @@ class RiderPages:
         """Waits until the document `old_root` belonged to is replaced and the new one shows one of
         the markers; returns current()."""
         try:
-            WebDriverWait(self.driver, timeout).until(expected_conditions.staleness_of(old_root))
-            WebDriverWait(self.driver, timeout).until(
-                lambda d: d.execute_script("return document.readyState") == "complete" and
-                self.current().kind != "unknown")
+            _wait(self.driver, timeout, lambda d: not _is_current(old_root))
+            _wait(self.driver, timeout, lambda d: d.execute_script("return document.readyState") == "complete" and
+                  self.current().kind != "unknown")
         except TimeoutException:
             self._screenshot(self.current())
             raise AssertionError("no new page within %d s; showing %s" % (timeout, self.current())) from None
@@ -92,7 +106,14 @@ class RiderPages:
     # -- acting as the rider --------------------------------------------------------------------
 
     def open(self, path="/"):
+        root = self._root()
         self.driver.get(self.origin + path)
+        # With chromedriver's page load strategy "none" the command returns before the page loads.
+        try:
+            _wait(self.driver, 30,
+                  lambda d: not _is_current(root) and d.execute_script("return document.readyState") == "complete")
+        except TimeoutException:
+            raise AssertionError("GET %s did not load within 30 s" % path) from None
         return self._screenshot(self.current())
 
     def _root(self):
@@ -121,11 +142,20 @@ class RiderPages:
         self.driver.find_element(By.ID, "book-submit").click()
         return self.wait_for_new_page(root)
 
-    def book_with_double_click(self):
-        """Two clicks on the submit button as fast as the browser dispatches them: the first
-        submission's navigation is still pending when the second click submits the form again."""
+    def book_with_two_clicks(self, gap_seconds):
+        """Two trusted mouse clicks on the submit button, `gap_seconds` apart, sent as one action
+        sequence (no wait for the first submission's page in between). The pointer aims at the
+        button's coordinates: a reference to the button element itself goes stale in chromedriver
+        once the first submission's navigation starts. Needs a Browser that does not wait for
+        navigations."""
         root = self._root()
-        ActionChains(self.driver).double_click(self.driver.find_element(By.ID, "book-submit")).perform()
+        button = self.driver.find_element(By.ID, "book-submit")
+        x, y = self.driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)];", button)
+        actions = ActionBuilder(self.driver)
+        actions.pointer_action.move_to_location(x, y).click().pause(gap_seconds).click()
+        actions.perform()
         return self.wait_for_new_page(root)
 
     def back(self):
