@@ -151,6 +151,32 @@ BOOST_AUTO_TEST_CASE(old_keys_go_in_batches_until_a_batch_comes_back_short) {
   BOOST_TEST(f.db.scalar("SELECT id FROM idempotency_keys") == std::to_string(fresh));
 }
 
+BOOST_AUTO_TEST_CASE(expired_rider_sessions_go_in_batches_and_live_ones_stay) {
+  ReaperFixture f;
+  // Five sessions that expired (a minute to five ago), two that have not; created an hour ago.
+  f.db.scalar(
+      "INSERT INTO rider_sessions (token_hash, user_id, api_token_hash, csrf_token, created_at, expires_at) "
+      "SELECT sha256(g::text::bytea), " +
+      std::to_string(f.user_id) +
+      ", (SELECT token_hash FROM api_tokens), encode(sha256(('c' || g)::bytea), 'hex'), now() - interval '1 hour', "
+      "CASE WHEN g <= 5 THEN now() - make_interval(mins => g) ELSE now() + interval '1 hour' END "
+      "FROM generate_series(1, 7) g");
+  Reaper reaper(f.pool, batches_of(3));
+  auto first = reaper.run_once();
+  BOOST_TEST(first.sessions_deleted == 3);
+  BOOST_TEST(first.deleted == 0);
+  BOOST_TEST(first.full_batch(3));  // --once goes on
+  // The oldest expiries went first.
+  BOOST_TEST(f.db.scalar("SELECT count(*) FROM rider_sessions WHERE expires_at < now() - interval '2 minutes 30 "
+                         "seconds'") == "0");
+  auto second = reaper.run_once();
+  BOOST_TEST(second.sessions_deleted == 2);
+  BOOST_TEST(!second.full_batch(3));
+  BOOST_TEST(reaper.run_once().sessions_deleted == 0);
+  BOOST_TEST(f.count("rider_sessions") == "2");
+  BOOST_TEST(f.db.scalar("SELECT count(*) FROM rider_sessions WHERE expires_at > now()") == "2");
+}
+
 BOOST_AUTO_TEST_CASE(keys_another_transaction_holds_are_skipped_not_waited_for) {
   ReaperFixture f;
   auto held = f.insert_key("4 days");

@@ -83,8 +83,9 @@ class App {
   // Null when ENQUEUER_WAKEUP_DEBOUNCE is 0. Declared before the endpoints that hand it to flows.
   std::unique_ptr<jobs::EnqueuerWakeup> enqueuer_wakeup_;
   Authenticator authenticator_;
-  FlowEndpoint flows_;          // every POST that runs as a registered flow
-  web::SessionStore sessions_;  // the rider pages' sign-ins
+  FlowEndpoint flows_;  // every POST that runs as a registered flow
+  // The rider pages' sign-ins.
+  web::SessionStore sessions_;
   InFlightPerUser in_flight_;
   DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};

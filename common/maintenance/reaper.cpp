@@ -42,6 +42,13 @@ const db::Statement kReapBatch{
     "LEFT JOIN (SELECT * FROM deleted WHERE recovery_point <> 'finished') d ON true "
     "ORDER BY d.id"};
 
+// Expired sessions, oldest first; a session is only ever read after its expiry to be refused, so
+// deleting it changes no answer.
+const db::Statement kReapSessions{"reaper_reap_sessions",
+                                  "DELETE FROM rider_sessions WHERE token_hash IN ("
+                                  "  SELECT token_hash FROM rider_sessions WHERE expires_at <= now()"
+                                  "  ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)"};
+
 }  // namespace
 
 ReaperReport Reaper::run_once() {
@@ -65,8 +72,21 @@ ReaperReport Reaper::run_once() {
                                                        {"recovery_point", row[3].as<std::string>()},
                                                        {"attempts", row[4].as<int>()}});
   }
-  if (report.deleted > 0) {
-    log::info("reaper pass", {{"deleted", report.deleted}, {"archived", report.archived}});
+  {
+    auto conn = pool_.acquire();
+    db::Transaction tx(conn.conn(), conn.statement_timeout());
+    report.sessions_deleted = conn.exec(tx, kReapSessions, options_.batch_size).affected_rows();
+    tx.commit();
+  }
+  if (report.sessions_deleted > 0) {
+    metrics::default_registry()
+        .counter("rocket_rides_reaper_sessions_deleted_total", "Expired rider sessions the reaper deleted.")
+        .inc(static_cast<double>(report.sessions_deleted));
+  }
+  if (report.deleted > 0 || report.sessions_deleted > 0) {
+    log::info(
+        "reaper pass",
+        {{"deleted", report.deleted}, {"archived", report.archived}, {"sessions_deleted", report.sessions_deleted}});
     auto& registry = metrics::default_registry();
     registry.counter("rocket_rides_reaper_keys_deleted_total", "Idempotency keys the reaper deleted.")
         .inc(static_cast<double>(report.deleted));

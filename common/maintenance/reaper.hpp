@@ -1,5 +1,6 @@
 // The reaper: forgets idempotency keys past the horizon (72 h), one short transaction per batch, and
-// archives the ones that never finished so that a human can still act on them.
+// archives the ones that never finished so that a human can still act on them. It also deletes the
+// rider pages' expired sessions (sql/008_rider_sessions.sql), in batches of the same size.
 #pragma once
 
 #include <chrono>
@@ -20,17 +21,19 @@ struct ReaperOptions {
 };
 
 struct ReaperReport {
-  std::int64_t deleted = 0;   // keys removed, archived ones included
-  std::int64_t archived = 0;  // of which had not finished and were copied to idempotency_keys_archive
-  bool full_batch(std::int64_t batch_size) const { return deleted >= batch_size; }
+  std::int64_t deleted = 0;           // keys removed, archived ones included
+  std::int64_t archived = 0;          // of which had not finished and were copied to idempotency_keys_archive
+  std::int64_t sessions_deleted = 0;  // expired rider sessions removed
+  bool full_batch(std::int64_t batch_size) const { return deleted >= batch_size || sessions_deleted >= batch_size; }
 };
 
 class Reaper {
  public:
   Reaper(db::ConnectionPool& pool, ReaperOptions options) : pool_(pool), options_(options) {}
 
-  // One batch in one transaction. Rows another transaction holds are skipped, not waited for, so
-  // several reapers and the API never queue behind each other; a batch lost to a crash is redone.
+  // One batch of keys in one transaction, then one batch of expired sessions in another. Rows
+  // another transaction holds are skipped, not waited for, so several reapers and the API never
+  // queue behind each other; a batch lost to a crash is redone.
   ReaperReport run_once();
 
  private:

@@ -77,7 +77,8 @@ TestDatabase::~TestDatabase() {
 void TestDatabase::truncate_all() {
   pqxx::nontransaction tx(*conn_);
   tx.exec(
-      "TRUNCATE users, api_tokens, idempotency_keys, rides, audit_records, staged_jobs, idempotency_keys_archive "
+      "TRUNCATE users, api_tokens, idempotency_keys, rides, audit_records, staged_jobs, idempotency_keys_archive, "
+      "rider_sessions "
       "RESTART IDENTITY CASCADE");
 }
 
