@@ -51,7 +51,10 @@ source scripts/env-file.sh
 mv .local/suite.env.new .local/suite.env
 
 cat <<MSG
-Suite starting. Try it from another terminal:
+Suite starting. Book a ride from the browser: open http://127.0.0.1:$api_port/ and sign in
+with the demo rider's API token:
+  $token
+Or from another terminal:
   curl -i -X POST http://127.0.0.1:$api_port/rides \\
     -H 'Authorization: Bearer $token' \\
     -H "Idempotency-Key: \$(cat /proc/sys/kernel/random/uuid)" \\

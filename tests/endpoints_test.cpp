@@ -174,7 +174,12 @@ BOOST_AUTO_TEST_CASE(another_method_is_405_with_allow_and_an_unknown_path_404) {
   BOOST_TEST(!cancel.route);
   BOOST_TEST(cancel.allow == "POST");
 
-  for (const char* path : {"/metrics", "/", "/ridesX", ""}) {
+  // The rider's home page is GET / only (common/web/).
+  auto home = rr::api::find_route("POST", "/");
+  BOOST_TEST(!home.route);
+  BOOST_TEST(home.allow == "GET");
+
+  for (const char* path : {"/metrics", "/x", "/ridesX", "", "/my/rides"}) {
     auto unknown = rr::api::find_route("GET", path);
     BOOST_TEST(!unknown.route, path);
     BOOST_TEST(rr::api::routing_refusal(unknown).status == 404, path);

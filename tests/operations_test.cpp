@@ -77,6 +77,10 @@ BOOST_AUTO_TEST_CASE(env_example_documents_every_variable_the_code_reads) {
   for (const char* variable : {"API_MAX_CONNECTIONS", "API_MAX_IN_FLIGHT_PER_USER", "API_MAX_QUEUED_REQUESTS"}) {
     BOOST_TEST(example.find(variable) != std::string::npos, variable);
   }
+  // The rider pages' sessions (issue 16).
+  for (const char* variable : {"SESSION_TTL", "SESSION_COOKIE_SECURE"}) {
+    BOOST_TEST(example.find(variable) != std::string::npos, variable);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

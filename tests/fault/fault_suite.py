@@ -1018,8 +1018,8 @@ class Hostile:
         """A method of 200 to 4000 bytes on a random path: 405 on a route, 404 elsewhere; its
         text must never become a metric label (README: at most 4,096 series)."""
         method = "".join(rng.choice(TCHARS) for _ in range(rng.randint(200, 4000)))
-        routes = ["/rides", "/rides/%d" % rng.randint(1, 10 ** 9), "/healthz", "/readyz"]
-        others = ["/metrics", "/", "/%s" % "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-._~/")
+        routes = ["/rides", "/rides/%d" % rng.randint(1, 10 ** 9), "/healthz", "/readyz", "/"]
+        others = ["/metrics", "/%s" % "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-._~/")
                                                      for _ in range(rng.randint(1, 600)))]
         path = rng.choice(routes + others)
         expected = {405} if path in routes else {404}
