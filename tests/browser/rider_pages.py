@@ -18,6 +18,9 @@ OUTCOME_MARKERS = (
     ("declined", "p#declined"),
     ("try-again", "p#try-again"),
     ("error", "p#error"),
+    # Not in the contract: what a second submission sees while the first runs, until POST /book
+    # waits instead (the bounded wait). Named here so that a failure says so.
+    ("in-progress", "p#in-progress"),
     ("booking-form", "form#book"),
     ("sign-in", "form#sign-in"),
 )
