@@ -12,6 +12,15 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 WINDOW = (900, 700)
 
+# Browsers not yet quit: run.py quits them when the run is interrupted (a test's own cleanup does
+# not run after SIGTERM or Ctrl-C).
+_open_browsers = set()
+
+
+def quit_open_browsers():
+    for browser in list(_open_browsers):
+        browser.quit()
+
 
 def _selenium():
     try:
@@ -50,6 +59,7 @@ class Browser:
         except Exception as error:
             shutil.rmtree(self.profile, ignore_errors=True)
             raise HarnessError("Chromium did not start under chromedriver: %s" % error)
+        _open_browsers.add(self)
         self.driver.set_page_load_timeout(30)
 
     def screenshot(self, step):
@@ -62,6 +72,9 @@ class Browser:
         return path
 
     def quit(self):
+        if self not in _open_browsers:
+            return
+        _open_browsers.discard(self)
         try:
             self.driver.quit()
         finally:

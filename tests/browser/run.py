@@ -10,6 +10,7 @@ ROCKET_RIDES_BROWSER_SCREENSHOTS and ROCKET_RIDES_BROWSER_LOGS (where the PNGs a
 logs go; CTest puts them under the build directory). Arguments are unittest name patterns (-k)."""
 
 import os
+import signal
 import sys
 import time
 import unittest
@@ -26,10 +27,17 @@ except ImportError as missing:
           file=sys.stderr)
     sys.exit(1)
 
+import browser  # noqa: E402
 import suite_stack  # noqa: E402
 
 
+def _interrupted(signum, _frame):
+    # CTest's timeout and a person's kill: stop what the suite started before exiting.
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
 def main(patterns):
+    signal.signal(signal.SIGTERM, _interrupted)
     started = time.monotonic()
     loader = unittest.TestLoader()
     if patterns:
@@ -43,6 +51,7 @@ def main(patterns):
     try:
         result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(tests)
     finally:
+        browser.quit_open_browsers()
         try:
             stack.stop()
             stopped_clean = True
