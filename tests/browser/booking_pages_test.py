@@ -30,7 +30,6 @@ CSP_DIRECTIVES = ("default-src 'none'", "img-src 'self'", "form-action 'self'", 
                   "base-uri 'none'")
 
 
-
 class RiderTestCase(unittest.TestCase):
     """A rider of its own, a browser of its own and the pages' helpers for each test."""
 
@@ -38,16 +37,15 @@ class RiderTestCase(unittest.TestCase):
     wait_for_navigations = True
 
     def setUp(self):
-        global stack
-        stack = shared()
+        self.stack = shared()
         label = self._testMethodName.replace("test_", "", 1).replace("_", "-")
         if len(label) > 36:
             label = label[:36].rsplit("-", 1)[0]
-        self.rider = stack.new_rider(label[:20], declines=self.declines)
-        self.browser = Browser(stack.screenshot_dir, stack.log_dir, label, self.wait_for_navigations)
+        self.rider = self.stack.new_rider(label[:20], declines=self.declines)
+        self.browser = Browser(self.stack.screenshot_dir, self.stack.log_dir, label, self.wait_for_navigations)
         self.addCleanup(self.browser.quit)
-        self.pages = RiderPages(self.browser, stack.api.origin)
-        self.api_log_offset = stack.api.log_offset()
+        self.pages = RiderPages(self.browser, self.stack.api.origin)
+        self.api_log_offset = self.stack.api.log_offset()
 
     def sign_in(self):
         page = self.pages.sign_in(self.rider.token)
@@ -58,12 +56,12 @@ class RiderTestCase(unittest.TestCase):
         """The statuses of every POST /book the API logged in this test, in the order answered
         (waiting up to `timeout` for at least `expected` of them)."""
         return [int(r["status"]) for r in
-                stack.api.requests_since(self.api_log_offset, "POST", "/book", expected, timeout)]
+                self.stack.api.requests_since(self.api_log_offset, "POST", "/book", expected, timeout)]
 
     def assert_paid_ride_page(self, page, hidden_key):
         """The page is the ride page of the key's one paid ride, showing its charge and amount."""
         self.assertEqual(page.kind, "ride", "expected the ride page, got %s" % (page,))
-        paid = stack.ledger.paid_ride(self.rider.user_id, self.rider.customer, hidden_key)
+        paid = self.stack.ledger.paid_ride(self.rider.user_id, self.rider.customer, hidden_key)
         self.assertEqual(page.path, "/my/rides/%s" % paid["ride_id"])
         self.assertEqual(page.ride_id, paid["ride_id"])
         details = self.pages.ride_details()
@@ -80,7 +78,7 @@ class RiderTestCase(unittest.TestCase):
 
 class SigningInAndOut(RiderTestCase):
     def sessions_of_rider(self):
-        return len(stack.database.rows("SELECT 1 FROM rider_sessions WHERE user_id = %d" % self.rider.user_id))
+        return len(self.stack.database.rows("SELECT 1 FROM rider_sessions WHERE user_id = %d" % self.rider.user_id))
 
     def test_sign_in_refuses_a_wrong_token_then_takes_the_rider_s_own(self):
         page = self.pages.open("/")
@@ -107,7 +105,7 @@ class SigningInAndOut(RiderTestCase):
         self.assertEqual(cookie["path"], "/")
         self.assertNotIn(self.rider.token, self.pages.driver.page_source, "the API token is never in a page")
         self.assertNotIn(self.rider.token, cookie["value"])
-        sessions = [int(r["status"]) for r in stack.api.requests_since(self.api_log_offset, "POST", "/session", 2)]
+        sessions = [int(r["status"]) for r in self.stack.api.requests_since(self.api_log_offset, "POST", "/session", 2)]
         self.assertEqual(sessions, [401, 303])
 
     def test_sign_out_ends_the_session_in_the_browser_and_on_the_server(self):
@@ -126,7 +124,7 @@ class SigningInAndOut(RiderTestCase):
         self.assertNotIn('id="book"', again.body)
         refused = self.pages.post_form("/book", fields, old_cookie)
         self.assertEqual(refused.status, 403, refused.body[:500])
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=0, charges=0)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=0, charges=0)
 
 
 class BookingARide(RiderTestCase):
@@ -137,7 +135,7 @@ class BookingARide(RiderTestCase):
         page = self.pages.book()
         paid = self.assert_paid_ride_page(page, fields["idempotency_key"])
         self.assertEqual(self.book_statuses(1), [303])
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
 
         page = self.pages.open("/")
         self.assertEqual(page.kind, "booking-form")
@@ -156,7 +154,7 @@ class BookingARide(RiderTestCase):
         page = self.pages.book()
         self.assertEqual(self.assert_paid_ride_page(page, key), first)
         self.assertEqual(self.book_statuses(2), [303, 303])
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
 
     def test_bad_coordinates_redisplay_the_form_with_the_same_key(self):
         self.sign_in()
@@ -168,13 +166,13 @@ class BookingARide(RiderTestCase):
         fields = self.pages.form_fields()
         self.assertEqual(fields["idempotency_key"], key, "the same hidden key")
         self.assertEqual(fields["origin_lat"], "123.5", "the values entered")
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=0, charges=0)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=0, charges=0)
 
         self.pages.set_coordinates(origin_lat="37.7749")
         page = self.pages.book()
         self.assert_paid_ride_page(page, key)
         self.assertEqual(self.book_statuses(2), [422, 303])
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
 
 
 class SubmittingTwice(RiderTestCase):
@@ -186,8 +184,8 @@ class SubmittingTwice(RiderTestCase):
 
     def setUp(self):
         super().setUp()
-        stack.provider.configure(latency_ms=SLOW_PROVIDER_MS)
-        self.addCleanup(stack.provider.configure, latency_ms=0)
+        self.stack.provider.configure(latency_ms=SLOW_PROVIDER_MS)
+        self.addCleanup(self.stack.provider.configure, latency_ms=0)
 
     def test_a_double_click_on_submit_books_one_ride(self):
         # A quick person's double click: the second click 100 ms after the first, when the first
@@ -199,7 +197,7 @@ class SubmittingTwice(RiderTestCase):
         statuses = self.book_statuses(2)
         self.assertEqual(len(statuses), 2, "the double click submitted the form twice: %s" % statuses)
         self.assertEqual(statuses, [303, 303], "both submissions of the key answered with its ride page")
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
 
     def test_two_clicks_as_fast_as_the_browser_allows_book_one_ride(self):
         # Back to back, Chromium may fold both clicks into one submission (the second replaces the
@@ -211,7 +209,7 @@ class SubmittingTwice(RiderTestCase):
         statuses = self.book_statuses(2, timeout=1.5)
         self.assertIn(len(statuses), (1, 2), statuses)
         self.assertEqual(statuses, [303] * len(statuses), "every submission of the key answered with its ride page")
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
 
     def test_two_raw_posts_of_one_form_racing_get_the_same_ride(self):
         self.sign_in()
@@ -233,26 +231,26 @@ class SubmittingTwice(RiderTestCase):
         self.assertEqual(answers[0].location, answers[1].location, "both submissions end on the same ride page")
         page = self.pages.open(answers[0].location)
         self.assert_paid_ride_page(page, fields["idempotency_key"])
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
 
 
 class WhenTheCardOrTheProviderFails(RiderTestCase):
     def test_a_provider_outage_asks_to_try_again_and_the_retry_books_one_ride(self):
         self.sign_in()
         key = self.pages.form_fields()["idempotency_key"]
-        injected = stack.provider.stats()["failures_injected"]
-        stack.provider.configure(fail_next=1)
-        self.addCleanup(stack.provider.configure, fail_next=0)
+        injected = self.stack.provider.stats()["failures_injected"]
+        self.stack.provider.configure(fail_next=1)
+        self.addCleanup(self.stack.provider.configure, fail_next=0)
         page = self.pages.book()
         self.assertEqual(page.kind, "try-again", "a provider outage asks to try again: %s" % (page,))
-        self.assertEqual(stack.provider.stats()["failures_injected"], injected + 1, "the outage happened")
+        self.assertEqual(self.stack.provider.stats()["failures_injected"], injected + 1, "the outage happened")
         self.assertEqual(self.pages.form_fields()["idempotency_key"], key, "the form keeps the key to resume")
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=0)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=0)
 
         page = self.pages.book()
         self.assert_paid_ride_page(page, key)
         self.assertEqual(self.book_statuses(2), [503, 303])
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=1)
 
 
 class WithADeclinedCard(RiderTestCase):
@@ -264,7 +262,7 @@ class WithADeclinedCard(RiderTestCase):
         cookies = self.pages.cookie_header()
         page = self.pages.book()
         self.assertEqual(page.kind, "declined", "a declined card shows the decline: %s" % (page,))
-        message = stack.ledger.declined_ride(self.rider.user_id, self.rider.customer, fields["idempotency_key"])
+        message = self.stack.ledger.declined_ride(self.rider.user_id, self.rider.customer, fields["idempotency_key"])
         self.assertIn(message, page.text)
         self.assertNotEqual(self.pages.form_fields()["idempotency_key"], fields["idempotency_key"],
                             "a fresh form (new key) to try again")
@@ -273,7 +271,8 @@ class WithADeclinedCard(RiderTestCase):
         self.assertEqual(again.status, 402, again.body[:500])
         self.assertIn(message, again.body)
         self.assertEqual(self.book_statuses(2), [402, 402])
-        self.assertEqual(stack.ledger.declined_ride(self.rider.user_id, self.rider.customer, fields["idempotency_key"]),
-                         message)
-        stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=0)
+        again_message = self.stack.ledger.declined_ride(self.rider.user_id, self.rider.customer,
+                                                        fields["idempotency_key"])
+        self.assertEqual(again_message, message)
+        self.stack.ledger.rider_totals(self.rider.user_id, self.rider.customer, keys=1, charges=0)
 

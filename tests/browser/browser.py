@@ -37,7 +37,8 @@ class Browser:
         webdriver, Service = _selenium()
         for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
             if not os.access(path, os.X_OK):
-                raise HarnessError("%s is missing: install Debian's %s (scripts/install-deps.sh does)" % (path, package))
+                raise HarnessError("%s is missing: install Debian's %s (scripts/install-deps.sh does)" % (
+                    path, package))
         self.screenshot_dir = screenshot_dir
         self.name = name
         self.shots = 0

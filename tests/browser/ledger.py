@@ -29,13 +29,15 @@ class Ledger:
     def _key(self, user_id, hidden_key):
         keys = [k for k in self.keys_of(user_id) if k["idempotency_key"] == hidden_key]
         if len(keys) != 1:
-            raise AssertionError("expected one idempotency key %r of user %d, found %d" % (hidden_key, user_id, len(keys)))
+            raise AssertionError("expected one idempotency key %r of user %d, found %d" % (
+                hidden_key, user_id, len(keys)))
         return keys[0]
 
     def _ride(self, user_id, key):
         rides = [r for r in self.rides_of(user_id) if r["idempotency_key_id"] == key["id"]]
         if len(rides) != 1:
-            raise AssertionError("expected one ride for key %r, found %d: %s" % (key["idempotency_key"], len(rides), rides))
+            raise AssertionError("expected one ride for key %r, found %d: %s" % (
+                key["idempotency_key"], len(rides), rides))
         return rides[0]
 
     def paid_ride(self, user_id, customer, hidden_key):
@@ -78,9 +80,10 @@ class Ledger:
         found_charges = [c for c in self.provider.charges() if c["customer"] == customer]
         if (len(found_keys), len(found_rides), len(found_charges)) != (keys, keys, charges):
             raise AssertionError(
-                "expected %d keys, %d rides and %d charges for the rider, found %d, %d and %d:\nkeys %s\nrides %s\ncharges %s"
-                % (keys, keys, charges, len(found_keys), len(found_rides), len(found_charges),
-                   [(k["idempotency_key"], k["response_code"]) for k in found_keys], found_rides, found_charges))
+                "expected %d keys, %d rides and %d charges for the rider, found %d, %d and %d:"
+                "\nkeys %s\nrides %s\ncharges %s" % (
+                    keys, keys, charges, len(found_keys), len(found_rides), len(found_charges),
+                    [(k["idempotency_key"], k["response_code"]) for k in found_keys], found_rides, found_charges))
 
 
 def dollars(cents, currency):

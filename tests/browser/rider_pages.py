@@ -37,7 +37,8 @@ def _is_current(element):
 def _wait(driver, timeout, condition):
     # While a navigation commits, chromedriver may answer with an inspector error ("Node ... does
     # not belong to the document") rather than a stale element: asked again, it settles.
-    return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=(WebDriverException,)).until(condition)
+    wait = WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=(WebDriverException,))
+    return wait.until(condition)
 
 
 Page = collections.namedtuple("Page", "kind path text ride_id")
