@@ -82,8 +82,11 @@ BOOST_AUTO_TEST_CASE(paths_outside_the_routes_are_unmatched) {
   BOOST_TEST(rr::api::route_label(at("/rides/" + std::string(4000, '9'))) == "/rides/{id}");
   BOOST_TEST(rr::api::route_label(at("/healthz")) == "/healthz");
   BOOST_TEST(rr::api::route_label(at("/readyz")) == "/readyz");
+  // The rider pages' routes are templates too: a ride page's id never becomes a label.
+  BOOST_TEST(rr::api::route_label(at("/")) == "/");
+  BOOST_TEST(rr::api::route_label(at("/my/rides/" + std::string(4000, '9'))) == "/my/rides/{id}");
   // /metrics is not served on the public port: a path like any other.
-  for (const char* path : {"/metrics", "/", "/ridesX", "/admin", ""}) {
+  for (const char* path : {"/metrics", "/x", "/ridesX", "/admin", ""}) {
     BOOST_TEST(rr::api::route_label(at(path)) == "unmatched", path);
   }
 }

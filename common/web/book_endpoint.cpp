@@ -3,6 +3,7 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "common/api/api_error.hpp"
