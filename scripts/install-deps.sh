@@ -15,6 +15,9 @@ PACKAGES=(
   # Sentinel tests, the sentinel-short fault profile and scripts/local-servers.sh --sentinel.
   # Its unit starts a sentinel on :26379 where systemd runs; stop or mask it if that is unwanted.
   redis-sentinel
+  # The browser suite (tests/browser/): Debian's Chromium in headless mode, its chromedriver and
+  # Selenium for Debian's python3, which drives them.
+  chromium chromium-driver python3-selenium
   # bench/api_bench.sh only: a throwaway nginx answers the API's replay bytes beside the API.
   # Where systemd runs, its unit starts nginx on :80; stop or mask it if that is unwanted.
   nginx-light
