@@ -59,8 +59,9 @@ rr::http::Handler deferring_handler(Parked& parked) {
       return response;
     }
     Response later;
-    later.deferral = std::make_shared<const Deferral>(Deferral{
-        std::chrono::steady_clock::now() + 5s, [&parked](std::shared_ptr<Continuation> c) { parked.add(std::move(c)); }});
+    later.deferral = std::make_shared<const Deferral>(
+        Deferral{std::chrono::steady_clock::now() + 5s,
+                 [&parked](std::shared_ptr<Continuation> c) { parked.add(std::move(c)); }});
     return later;
   };
 }
@@ -163,8 +164,8 @@ BOOST_AUTO_TEST_CASE(a_run_again_finds_a_full_queue_and_is_answered_503) {
   auto deferred = get_async(server, "/a");
   BOOST_REQUIRE(parked.wait_for(1));
   auto blocker = get_async(server, "/block");
-  std::this_thread::sleep_for(200ms);      // the worker is taken by /block
-  auto queued = get_async(server, "/b");   // fills the queue's one place
+  std::this_thread::sleep_for(200ms);     // the worker is taken by /block
+  auto queued = get_async(server, "/b");  // fills the queue's one place
   std::this_thread::sleep_for(200ms);
   parked.take()->run_again();
   auto shed = deferred.get();

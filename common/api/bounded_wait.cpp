@@ -12,8 +12,8 @@ BoundedWait::BoundedWait(std::optional<std::uint64_t> preferred_seconds, std::ch
                          std::optional<std::chrono::steady_clock::time_point> waited_until)
     : deadline(waited_until) {
   if (!preferred_seconds || max_wait.count() <= 0) return;
-  applied = std::chrono::seconds(
-      static_cast<std::int64_t>(std::min<std::uint64_t>(*preferred_seconds, static_cast<std::uint64_t>(max_wait.count()))));
+  applied = std::chrono::seconds(static_cast<std::int64_t>(
+      std::min<std::uint64_t>(*preferred_seconds, static_cast<std::uint64_t>(max_wait.count()))));
 }
 
 std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters, const BoundedWait& wait,
@@ -31,10 +31,10 @@ std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters,
   }
   count_wait("waiting");
   http::Response later;
-  later.deferral = std::make_shared<const http::Deferral>(http::Deferral{
-      deadline, [waiters, user_id, key, deadline](std::shared_ptr<http::Continuation> continuation) {
-        waiters->add(user_id, key, deadline, std::move(continuation));
-      }});
+  later.deferral = std::make_shared<const http::Deferral>(
+      http::Deferral{deadline, [waiters, user_id, key, deadline](std::shared_ptr<http::Continuation> continuation) {
+                       waiters->add(user_id, key, deadline, std::move(continuation));
+                     }});
   return later;
 }
 
@@ -46,7 +46,8 @@ void mark_wait_applied(http::Response& response, const BoundedWait& wait) {
 void count_wait(std::string_view outcome) {
   auto& counter = metrics::default_registry().counter(
       "rocket_rides_idempotency_waits_total",
-      "Requests for a key in flight that waited for it (Prefer: wait=N), by outcome.", {{"outcome", std::string(outcome)}});
+      "Requests for a key in flight that waited for it (Prefer: wait=N), by outcome.",
+      {{"outcome", std::string(outcome)}});
   counter.inc();
 }
 

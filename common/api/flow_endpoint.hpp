@@ -9,10 +9,10 @@
 #include <string>
 
 #include "common/auth/token_cache.hpp"
+#include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/flows/flow_registry.hpp"
 #include "common/http/message.hpp"
-#include "common/auth/users.hpp"
 #include "common/idempotency/finished_responses.hpp"
 #include "common/idempotency/key_waiters.hpp"
 #include "common/idempotency/phase_runner.hpp"
@@ -35,7 +35,7 @@ struct FlowRequest {
   std::string params_json;  // canonical: equal values give equal text
   std::string fingerprint;
   std::string remote_address;
-  std::optional<std::uint64_t> preferred_wait;  // Prefer: wait=N, seconds (before the cap)
+  std::optional<std::uint64_t> preferred_wait;                         // Prefer: wait=N, seconds (before the cap)
   std::optional<std::chrono::steady_clock::time_point> wait_deadline;  // Request::wait_deadline
 };
 

@@ -65,10 +65,7 @@ struct Deferral {
 struct Response {
   Response() = default;
   Response(int status_code, std::string type, Headers extra_headers, std::string text)
-      : status(status_code),
-        content_type(std::move(type)),
-        headers(std::move(extra_headers)),
-        body(std::move(text)) {}
+      : status(status_code), content_type(std::move(type)), headers(std::move(extra_headers)), body(std::move(text)) {}
 
   int status = 200;
   std::string content_type = "application/json";

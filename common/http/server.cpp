@@ -440,15 +440,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // flight and marked busy) waits in the registry, holding no thread, until its continuation acts.
   void park(Request request, std::shared_ptr<const Deferral> deferral, bool keep_alive, bool head) {
     request.wait_deadline = deferral->deadline;
-    auto continuation = core_.deferred->park(
-        [self = shared_from_this(), request = std::move(request), keep_alive, head](std::optional<Response> answer) mutable {
-          if (answer) return self->answer_later(std::move(*answer), keep_alive, head);
-          if (!self->core_.try_enqueue()) {
-            self->core_.shed_warning.note(self->core_.options.max_queued_requests);
-            return self->answer_later(overloaded(), keep_alive, head);
-          }
-          self->hand_to(self->core_.workers, std::move(request), keep_alive, head, true);
-        });
+    auto continuation = core_.deferred->park([self = shared_from_this(), request = std::move(request), keep_alive,
+                                              head](std::optional<Response> answer) mutable {
+      if (answer) return self->answer_later(std::move(*answer), keep_alive, head);
+      if (!self->core_.try_enqueue()) {
+        self->core_.shed_warning.note(self->core_.options.max_queued_requests);
+        return self->answer_later(overloaded(), keep_alive, head);
+      }
+      self->hand_to(self->core_.workers, std::move(request), keep_alive, head, true);
+    });
     // Null once the server stops: write() then finds it closing and drops the request.
     if (!continuation) return answer_later(overloaded(), keep_alive, head);
     try {

@@ -1,9 +1,9 @@
 // The waiters' registry and its one poller thread.
 #include "common/idempotency/key_waiters.hpp"
 
-#include <algorithm>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <algorithm>
 
 #include "common/base/log.hpp"
 #include "common/base/throttled_warning.hpp"
@@ -18,14 +18,13 @@ namespace {
 // unlocked at a recovery point, abandoned past the lock timeout, or gone with a rolled-back
 // creation). Reads the unique index once per key; writes nothing.
 //   $1 [{"user_id":..,"idempotency_key":..}, ...] (jsonb)  $2 lock timeout in seconds
-constexpr db::Statement kReleasedKeys{
-    "idem_released_keys",
-    "SELECT w.user_id, w.idempotency_key "
-    "FROM jsonb_to_recordset($1::jsonb) AS w(user_id bigint, idempotency_key text) "
-    "WHERE NOT EXISTS (SELECT FROM idempotency_keys k "
-    "WHERE k.user_id = w.user_id AND k.idempotency_key = w.idempotency_key "
-    "AND k.recovery_point <> 'finished' AND k.locked_at IS NOT NULL "
-    "AND k.locked_at >= now() - make_interval(secs => $2))"};
+constexpr db::Statement kReleasedKeys{"idem_released_keys",
+                                      "SELECT w.user_id, w.idempotency_key "
+                                      "FROM jsonb_to_recordset($1::jsonb) AS w(user_id bigint, idempotency_key text) "
+                                      "WHERE NOT EXISTS (SELECT FROM idempotency_keys k "
+                                      "WHERE k.user_id = w.user_id AND k.idempotency_key = w.idempotency_key "
+                                      "AND k.recovery_point <> 'finished' AND k.locked_at IS NOT NULL "
+                                      "AND k.locked_at >= now() - make_interval(secs => $2))"};
 
 std::string keys_json(const std::vector<std::pair<std::int64_t, std::string>>& keys) {
   rapidjson::StringBuffer buffer;
