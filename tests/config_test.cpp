@@ -161,6 +161,24 @@ BOOST_AUTO_TEST_CASE(shutdown_drain_is_seconds_between_0_and_3600_and_off_by_def
   }
 }
 
+BOOST_AUTO_TEST_CASE(idempotency_max_wait_is_whole_seconds_up_to_300_and_10_by_default) {
+  std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
+  auto with = [&](std::map<std::string, std::string> extra) {
+    extra.insert(base.begin(), base.end());
+    return Environment::from_map(extra);
+  };
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({})).idempotency_max_wait.count() == 10);
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({{"IDEMPOTENCY_MAX_WAIT", "0"}})).idempotency_max_wait.count() == 0);
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({{"IDEMPOTENCY_MAX_WAIT", "300"}})).idempotency_max_wait.count() ==
+             300);
+  for (const char* bad : {"-1", "301", "0.5", "ten", "5s"}) {
+    BOOST_TEST(failing_variable([&] {
+                 rr::api::ApiSettings::from_env(with({{"IDEMPOTENCY_MAX_WAIT", bad}}));
+               }) == "IDEMPOTENCY_MAX_WAIT",
+               "value " << bad);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(hostile_client_limits_have_defaults_and_bounds) {
   std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
   auto with = [&](std::map<std::string, std::string> extra) {

@@ -74,7 +74,8 @@ BOOST_AUTO_TEST_CASE(env_example_documents_every_variable_the_code_reads) {
     BOOST_TEST(example.find(variable) != std::string::npos, variable);
   }
   // The API's limits against hostile clients (issue 17).
-  for (const char* variable : {"API_MAX_CONNECTIONS", "API_MAX_IN_FLIGHT_PER_USER", "API_MAX_QUEUED_REQUESTS"}) {
+  for (const char* variable :
+       {"API_MAX_CONNECTIONS", "API_MAX_IN_FLIGHT_PER_USER", "API_MAX_QUEUED_REQUESTS", "IDEMPOTENCY_MAX_WAIT"}) {
     BOOST_TEST(example.find(variable) != std::string::npos, variable);
   }
   // The rider pages' sessions (issue 16).

@@ -45,6 +45,9 @@ struct ApiSettings {
   // API_MAX_QUEUED_REQUESTS, default 256: requests waiting for a worker at most; beyond it 503
   // with Retry-After at once.
   std::size_t max_queued_requests = 256;
+  // IDEMPOTENCY_MAX_WAIT whole seconds, default 10, at most 300 (0 turns waiting off): the longest a request whose key
+  // is in flight waits for it when it asks to (Prefer: wait=N, RFC 7240) instead of 409 at once.
+  std::chrono::seconds idempotency_max_wait{10};
   // ENQUEUER_WAKEUP_DEBOUNCE: how often at most the API wakes the enqueuer after staging jobs.
   jobs::EnqueuerWakeupSettings enqueuer_wakeup;
   // SESSION_TTL and SESSION_COOKIE_SECURE: the rider pages' sessions (common/web/).

@@ -17,6 +17,9 @@ namespace {
 // reachable for three seconds after a successful ping (HAProxy checks every 500 ms; fall 2).
 constexpr std::chrono::milliseconds kReadinessPingInterval{1000};
 constexpr std::chrono::milliseconds kReadinessStaleAfter{3000};
+// Requests waiting for a key in flight, per process: each holds its request (up to the 64 KiB body
+// limit) and its connection, so a flood of waits costs at most about 64 MiB; beyond it, 409 at once.
+constexpr std::size_t kMaxKeyWaiters = 1024;
 
 // A client's X-Request-Id is echoed when it is short printable text; otherwise we make one.
 std::string request_id_for(const http::Request& request) {
@@ -86,7 +89,9 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       runner_(pool_, std::move(runner_options)),
       enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
       authenticator_(pool_, tokens_),
-      flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get()}),
+      key_waiters_(pool_, {.max_waiters = kMaxKeyWaiters, .lock_timeout = settings.workflow.lock_timeout}),
+      flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get(),
+              &key_waiters_, settings.idempotency_max_wait}),
       sessions_(pool_, settings_.sessions),
       in_flight_(settings.max_in_flight_per_user),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
@@ -116,6 +121,8 @@ http::Response App::handle(const http::Request& request) {
     }
     return answer ? std::move(*answer) : route(request, lookup);
   });
+  // Parked until the key it waits for is released: the re-run's answer is the one logged.
+  if (response.deferral) return response;
   if (response.status >= 500 || response.status == 429) name_the_key(request, lookup, response);
   return finish(request, lookup, std::move(response), std::move(request_id), started);
 }

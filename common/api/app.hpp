@@ -24,6 +24,7 @@
 #include "common/http/dispatch.hpp"
 #include "common/http/message.hpp"
 #include "common/idempotency/finished_responses.hpp"
+#include "common/idempotency/key_waiters.hpp"
 #include "common/idempotency/phase_runner.hpp"
 #include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
@@ -83,6 +84,8 @@ class App {
   // Null when ENQUEUER_WAKEUP_DEBOUNCE is 0. Declared before the endpoints that hand it to flows.
   std::unique_ptr<jobs::EnqueuerWakeup> enqueuer_wakeup_;
   Authenticator authenticator_;
+  // Requests waiting for a key in flight (Prefer: wait=N); its poller uses pool_.
+  idempotency::KeyWaiters key_waiters_;
   FlowEndpoint flows_;  // every POST that runs as a registered flow
   // The rider pages' sign-ins.
   web::SessionStore sessions_;

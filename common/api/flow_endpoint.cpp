@@ -3,11 +3,13 @@
 
 #include <thread>
 
+#include "common/api/bounded_wait.hpp"
 #include "common/api/outcome_answers.hpp"
 #include "common/api/request_parsing.hpp"
 #include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/http/prefer_header.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 
 namespace rr::api {
@@ -34,6 +36,24 @@ const idempotency::CreatingCall* creating_call_of(const idempotency::Flow& flow)
   return &first->second.create_call;
 }
 
+// Tells the key's waiters in this process when our run of it ends, however it ends (after the
+// finished answer is remembered, so their re-runs replay it from memory).
+class ReleaseNotice {
+ public:
+  ReleaseNotice(idempotency::KeyWaiters* waiters, const std::string& key) : waiters_(waiters), key_(key) {}
+  ~ReleaseNotice() {
+    if (waiters_ && user_id_) waiters_->key_released(*user_id_, key_);
+  }
+  ReleaseNotice(const ReleaseNotice&) = delete;
+  ReleaseNotice& operator=(const ReleaseNotice&) = delete;
+  void ran_for(std::int64_t user_id) { user_id_ = user_id; }
+
+ private:
+  idempotency::KeyWaiters* waiters_;
+  const std::string& key_;
+  std::optional<std::int64_t> user_id_;
+};
+
 }  // namespace
 
 FlowRequest::FlowRequest(const http::Request& request, const flows::FoundFlow& found)
@@ -43,7 +63,20 @@ FlowRequest::FlowRequest(const http::Request& request, const flows::FoundFlow& f
       path(request.path),
       params_json(found.flow->read_params(request, found.arguments)),
       fingerprint(idempotency::FinishedResponses::fingerprint(found.flow->method, request.path, params_json)),
-      remote_address(request.remote_address) {}
+      remote_address(request.remote_address),
+      preferred_wait(http::preferred_wait_seconds(request.headers)),
+      wait_deadline(request.wait_deadline) {}
+
+FlowRequest::FlowRequest(const flows::RegisteredFlow& flow, std::string path, std::string key, std::string params_json,
+                         const http::Request& request, std::optional<std::uint64_t> wait_seconds)
+    : flow(&flow),
+      key(std::move(key)),
+      path(std::move(path)),
+      params_json(std::move(params_json)),
+      fingerprint(idempotency::FinishedResponses::fingerprint(flow.method, this->path, this->params_json)),
+      remote_address(request.remote_address),
+      preferred_wait(wait_seconds),
+      wait_deadline(request.wait_deadline) {}
 
 std::optional<http::Response> FlowEndpoint::replay_from_memory(std::int64_t user_id, const FlowRequest& request) {
   auto finished = deps_.finished.find(user_id, request.key);
@@ -69,14 +102,30 @@ std::optional<http::Response> FlowEndpoint::answer_in_memory(const http::Request
 
 http::Response FlowEndpoint::handle(const http::Request& request, const flows::FoundFlow& found) {
   FlowRequest flow_request(request, found);
-  return *answer_about_key(flow_request.key, [&]() -> std::optional<http::Response> { return run(flow_request); });
+  return *answer_about_key(flow_request.key, [&]() -> std::optional<http::Response> {
+    return run(flow_request, auth::cached_user(deps_.tokens, flow_request.token));
+  });
 }
 
-http::Response FlowEndpoint::run(const FlowRequest& request) {
+http::Response FlowEndpoint::run_for_user(const auth::User& user, const flows::RegisteredFlow& flow, std::string path,
+                                          std::string key, std::string params_json, const http::Request& request,
+                                          std::chrono::seconds wait) {
+  FlowRequest flow_request(flow, std::move(path), std::move(key), std::move(params_json), request,
+                           static_cast<std::uint64_t>(std::max<std::int64_t>(wait.count(), 0)));
+  return *answer_about_key(flow_request.key,
+                           [&]() -> std::optional<http::Response> { return run(flow_request, user); });
+}
+
+http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth::User> user) {
+  BoundedWait wait(request.preferred_wait, deps_.max_wait, request.wait_deadline);
+  auto replayed = [&](http::Response response) {
+    if (wait.waited()) count_wait("replayed");
+    mark_wait_applied(response, wait);
+    return response;
+  };
   // A replay of a key this process saw finish needs neither a connection nor a round trip.
-  std::optional<auth::User> user = auth::cached_user(deps_.tokens, request.token);
   if (user) {
-    if (auto answer = replay_from_memory(user->id, request)) return std::move(*answer);
+    if (auto answer = replay_from_memory(user->id, request)) return replayed(std::move(*answer));
   }
 
   idempotency::KeyRequest key_request;
@@ -90,6 +139,7 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
   // first phase may create the key itself, in the same round trip.
   std::optional<idempotency::Flow> flow;
 
+  ReleaseNotice release_notice(deps_.waiters, request.key);
   idempotency::Outcome outcome;
   for (int attempt = 0;; ++attempt) {
     idempotency::AcquireResult acquired;
@@ -106,12 +156,17 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
 
     if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
       deps_.finished.remember(user->id, request.key, {request.fingerprint, replay->status, replay->body});
-      return stored_answer(replay->status, std::move(replay->body), true);
+      return replayed(stored_answer(replay->status, std::move(replay->body), true));
     }
-    if (std::holds_alternative<idempotency::InFlight>(acquired)) throw key_in_flight();
+    if (std::holds_alternative<idempotency::InFlight>(acquired)) {
+      if (auto later = wait_for_release(deps_.waiters, wait, user->id, request.key)) return std::move(*later);
+      throw key_in_flight();
+    }
     if (std::holds_alternative<idempotency::Mismatch>(acquired)) throw key_mismatch();
 
     auto& locked = std::get<idempotency::Acquired>(acquired);
+    release_notice.ran_for(user->id);
+    if (wait.waited() && attempt == 0) count_wait("ran");
     log::debug("idempotency key locked", {{"key", auth::log_tag(request.key)},
                                           {"key_id", locked.key.id},
                                           {"flow", request.flow->name},
@@ -127,49 +182,11 @@ http::Response FlowEndpoint::run(const FlowRequest& request) {
   if (outcome.kind == idempotency::Outcome::Kind::finished) {
     deps_.finished.remember(user->id, request.key, {request.fingerprint, outcome.result.code, outcome.result.body});
   }
-  return answer_for(std::move(outcome));
+  auto answer = answer_for(std::move(outcome));
+  mark_wait_applied(answer, wait);
+  return answer;
 }
 
 // Kept apart from run() (which authenticates by bearer token first) so the two can change alone;
 // the loop is run()'s, for a user known beforehand.
-http::Response FlowEndpoint::run_for_user(const auth::User& user, const KnownUserRequest& request) {
-  std::string fingerprint =
-      idempotency::FinishedResponses::fingerprint(request.flow->method, request.path, request.params_json);
-  if (auto finished = deps_.finished.find(user.id, request.key)) {
-    if (finished->request_fingerprint != fingerprint) throw key_mismatch();
-    return stored_answer(finished->status, finished->body, true);
-  }
-
-  idempotency::KeyRequest key_request;
-  key_request.idempotency_key = request.key;
-  key_request.method = std::string(request.flow->method);
-  key_request.path = request.path;
-  key_request.params_json = request.params_json;
-  key_request.origin_ip = request.remote_address;
-  key_request.user_id = user.id;
-  auto flow = request.flow->make_flow({deps_.stripe, user.stripe_customer_id, deps_.enqueuer_wakeup});
-
-  idempotency::Outcome outcome;
-  for (int attempt = 0;; ++attempt) {
-    auto acquired =
-        idempotency::begin_key(deps_.pool.acquire(), key_request, deps_.lock_timeout, creating_call_of(flow));
-    if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
-      deps_.finished.remember(user.id, request.key, {fingerprint, replay->status, replay->body});
-      return stored_answer(replay->status, std::move(replay->body), true);
-    }
-    if (std::holds_alternative<idempotency::InFlight>(acquired)) throw key_in_flight();
-    if (std::holds_alternative<idempotency::Mismatch>(acquired)) throw key_mismatch();
-
-    auto& locked = std::get<idempotency::Acquired>(acquired);
-    outcome = deps_.runner.run(flow, std::move(locked.key), std::move(locked.section), std::move(locked.carried));
-    // As in run(): a conflict in the section that created the key took the key with it.
-    if (outcome.kind != idempotency::Outcome::Kind::conflict || !locked.created || attempt >= 3) break;
-    std::this_thread::sleep_for(jitter(std::chrono::milliseconds(20) * (attempt + 1)));
-  }
-  if (outcome.kind == idempotency::Outcome::Kind::finished) {
-    deps_.finished.remember(user.id, request.key, {fingerprint, outcome.result.code, outcome.result.body});
-  }
-  return answer_for(std::move(outcome));
-}
-
 }  // namespace rr::api

@@ -44,10 +44,12 @@ ConnectionPool::ConnectionPool(std::string url, SessionOptions options, std::siz
                                std::chrono::milliseconds checkout_timeout)
     : url_(std::move(url)), options_(options), size_(size), checkout_timeout_(checkout_timeout) {}
 
-ConnectionPool::Lease ConnectionPool::acquire() {
+ConnectionPool::Lease ConnectionPool::acquire() { return acquire(checkout_timeout_); }
+
+ConnectionPool::Lease ConnectionPool::acquire(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   ++waiting_;
-  bool ok = available_.wait_for(lock, checkout_timeout_, [&] { return !idle_.empty() || in_use_ < size_; });
+  bool ok = available_.wait_for(lock, timeout, [&] { return !idle_.empty() || in_use_ < size_; });
   --waiting_;
   if (!ok) throw PoolExhausted("no database connection free within the checkout timeout");
   ++in_use_;

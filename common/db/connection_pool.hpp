@@ -77,6 +77,8 @@ class ConnectionPool {
   // Waits up to the checkout timeout for a free slot; opens a connection lazily. Throws
   // PoolExhausted on timeout and pqxx::broken_connection when the database cannot be reached.
   Lease acquire();
+  // The same with a wait of its own, for a background check that must not stall behind requests.
+  Lease acquire(std::chrono::milliseconds timeout);
   PoolStats stats() const;
   const std::string& url() const { return url_; }
 

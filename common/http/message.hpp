@@ -2,6 +2,7 @@
 // socket, and nothing outside common/http/ needs Beast's headers.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,6 +29,9 @@ struct Request {
   // Whatever the I/O thread's triage took for this request and the handler must not take again
   // (the API: its user's in-flight slot). Released with the request, when the handler is done.
   std::shared_ptr<const void> admission;
+  // Set when the handler deferred this request (Response::deferral) and the server runs it again:
+  // the deadline of that first deferral, so a re-run that must wait again waits only what is left.
+  std::optional<std::chrono::steady_clock::time_point> wait_deadline;
 
   // Case-insensitive lookup of the first header with this name.
   std::optional<std::string_view> header(std::string_view name) const;
@@ -35,11 +39,40 @@ struct Request {
   bool has_repeated_header(std::string_view name) const;
 };
 
+struct Response;
+
+// What a deferred request's owner (e.g. a registry of requests waiting for a key) does with it,
+// from any thread. Each continuation acts once: the first of answer(), run_again() or its
+// destruction wins, the rest do nothing; after Server::stop they all do nothing.
+class Continuation {
+ public:
+  virtual ~Continuation() = default;
+  // Writes `response` as the request's answer, as it is (no handler sees it).
+  virtual void answer(Response response) = 0;
+  // Hands the same request (its admission kept, Request::wait_deadline set) to the worker lane
+  // again, or answers 503 when the lane's queue is full.
+  virtual void run_again() = 0;
+};
+
+// A handler's "not yet": the server keeps the request, holding no thread, and hands `park` (on the
+// worker thread that returned it) the continuation that ends the wait. Until then the request counts
+// as in flight (wait_idle, graceful stop) and its connection is not evicted.
+struct Deferral {
+  std::chrono::steady_clock::time_point deadline;  // becomes Request::wait_deadline on a re-run
+  std::function<void(std::shared_ptr<Continuation>)> park;
+};
+
 struct Response {
+  Response() = default;
+  Response(int status_code, std::string type, Headers extra_headers, std::string text)
+      : status(status_code), content_type(std::move(type)), headers(std::move(extra_headers)), body(std::move(text)) {}
+
   int status = 200;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   std::string body;
+  // Set: not an answer but a deferral (see Deferral); status, headers and body are ignored.
+  std::shared_ptr<const Deferral> deferral;
 
   // Case-insensitive lookup of the first header with this name.
   std::optional<std::string_view> header(std::string_view name) const { return find_header(headers, name); }

@@ -5,6 +5,7 @@
 
 #include "common/http/beast_response.hpp"
 #include "common/http/connection_limit.hpp"
+#include "common/http/deferred_requests.hpp"
 #include "common/http/error_body.hpp"
 #include "common/http/request_framing.hpp"
 #include "common/http/response_wire.hpp"
@@ -120,6 +121,8 @@ struct ServerCore {
   std::uint16_t bound_port = 0;
   std::atomic<std::size_t> queued{0};               // posted to the workers, not yet started
   std::atomic<std::uint64_t> worker_tasks_done{0};  // progress, for workers_responsive()
+  // Requests whose handler deferred its answer (Response::deferral), each holding its session.
+  std::shared_ptr<DeferredRequests> deferred = std::make_shared<DeferredRequests>();
 
   // One io_context per I/O thread, connections dealt out in turn: a connection's work never
   // crosses threads, so no thread is woken for another's socket.
@@ -417,15 +420,49 @@ class Session : public std::enable_shared_from_this<Session> {
     // operations per request.
     core_.connections.busy(id_);
     marked_busy_ = true;
+    hand_to(lane, std::move(request), keep_alive, head, queued);
+  }
+
+  // The handler's run on `lane`. From any thread: the connection is marked busy already, and a
+  // deferred request comes back here from whoever resumes it.
+  void hand_to(asio::thread_pool& lane, Request request, bool keep_alive, bool head, bool queued) {
     asio::post(lane, [self = shared_from_this(), request = std::move(request), keep_alive, head, queued]() mutable {
       if (queued) --self->core_.queued;
       Response response = self->core_.call_handler(request);
-      request = Request{};  // gives back what the triage took for it (Request::admission) now
       if (queued) ++self->core_.worker_tasks_done;
-      // Back to the connection's I/O thread: only it touches the stream.
-      asio::post(self->executor_, [self, response = std::move(response), keep_alive, head]() mutable {
-        self->write(std::move(response), keep_alive, head);
-      });
+      if (response.deferral) return self->park(std::move(request), std::move(response.deferral), keep_alive, head);
+      request = Request{};  // gives back what the triage took for it (Request::admission) now
+      self->answer_later(std::move(response), keep_alive, head);
+    });
+  }
+
+  // On the worker thread whose handler deferred: the request (with its admission, still counted in
+  // flight and marked busy) waits in the registry, holding no thread, until its continuation acts.
+  void park(Request request, std::shared_ptr<const Deferral> deferral, bool keep_alive, bool head) {
+    request.wait_deadline = deferral->deadline;
+    auto continuation = core_.deferred->park([self = shared_from_this(), request = std::move(request), keep_alive,
+                                              head](std::optional<Response> answer) mutable {
+      if (answer) return self->answer_later(std::move(*answer), keep_alive, head);
+      if (!self->core_.try_enqueue()) {
+        self->core_.shed_warning.note(self->core_.options.max_queued_requests);
+        return self->answer_later(overloaded(), keep_alive, head);
+      }
+      self->hand_to(self->core_.workers, std::move(request), keep_alive, head, true);
+    });
+    // Null once the server stops: write() then finds it closing and drops the request.
+    if (!continuation) return answer_later(overloaded(), keep_alive, head);
+    try {
+      deferral->park(continuation);
+    } catch (const std::exception& e) {
+      log::error("parking a deferred request failed", {{"error", e.what()}});
+      continuation->answer(json_error(500, "api_error", "An internal error occurred."));
+    }
+  }
+
+  // Back to the connection's I/O thread: only it touches the stream.
+  void answer_later(Response response, bool keep_alive, bool head) {
+    asio::post(executor_, [self = shared_from_this(), response = std::move(response), keep_alive, head]() mutable {
+      self->write(std::move(response), keep_alive, head);
     });
   }
 
@@ -687,6 +724,8 @@ void Server::stop() {
   stop_accepting();
   core.closing = true;
   core.close_all_sessions();
+  // Deferred requests are dropped (their sessions with them); a continuation used later does nothing.
+  core.deferred->close();
   // Handlers cannot be interrupted; their responses find the connection closing and are dropped.
   core.workers.join();
   if (core.control) core.control->join();

@@ -101,32 +101,31 @@ http::Response BookEndpoint::handle(const http::Request& request, const flows::P
       return answer(422, entered(*form, *key), {Notice::Kind::error, e.what()});
     }
 
-    http::Response result;
-    try {
-      result = flows_.run_for_user(session->user, {&ride_flow_, *key, std::string(ride_flow_.path_template),
-                                                   std::move(params_json), request.remote_address});
-    } catch (const api::ApiError& e) {
-      if (e.status == 503) {
-        auto response = answer(503, entered(*form, *key),
-                               {Notice::Kind::try_again,
-                                "We could not reach the payment provider, and nothing was charged twice. Submit "
-                                "the same form again to finish this booking."});
-        response.with_header("Retry-After", std::to_string(std::max(e.retry_after_seconds, 1)));
-        return response;
-      }
-      if (e.status == 409) {
-        auto response = answer(409, entered(*form, *key),
-                               {Notice::Kind::in_progress,
-                                "This booking is still being processed. Submit the same form again in a moment."});
-        response.with_header("Retry-After", std::to_string(std::max(e.retry_after_seconds, 1)));
-        return response;
-      }
-      if (e.status == 422) {  // the key was used for another ride: these values need a key of their own
-        return answer(422, entered(*form, BookingForm::fresh().idempotency_key),
-                      {Notice::Kind::error,
-                       "This form was already used to book a different ride. Check the ride and book again."});
-      }
-      throw;
+    // Waits for a key in flight as "Prefer: wait=IDEMPOTENCY_MAX_WAIT" would (a person's second
+    // click must land on the same ride, not on an error): a deferral goes back to the server as it
+    // is, which parks the request and calls this handler again when the first run ends.
+    http::Response result = flows_.run_for_user(session->user, ride_flow_, std::string(ride_flow_.path_template), *key,
+                                                std::move(params_json), request, std::chrono::seconds::max());
+    if (result.deferral) return result;
+    auto retry_after = [&](http::Response response) {
+      response.with_header("Retry-After", std::string(result.header("Retry-After").value_or("1")));
+      return response;
+    };
+    if (result.status == 503) {
+      return retry_after(answer(503, entered(*form, *key),
+                                {Notice::Kind::try_again,
+                                 "We could not reach the payment provider, and nothing was charged twice. Submit "
+                                 "the same form again to finish this booking."}));
+    }
+    if (result.status == 409) {  // still in flight when the longest wait ran out
+      return retry_after(answer(409, entered(*form, *key),
+                                {Notice::Kind::in_progress,
+                                 "This booking is still being processed. Submit the same form again in a moment."}));
+    }
+    if (result.status == 422) {  // the key was used for another ride: these values need a key of their own
+      return answer(
+          422, entered(*form, BookingForm::fresh().idempotency_key),
+          {Notice::Kind::error, "This form was already used to book a different ride. Check the ride and book again."});
     }
     if (result.status == 201) return see_other("/my/rides/" + std::to_string(created_ride_id(result.body)));
     if (result.status == 402) {

@@ -1,0 +1,39 @@
+// The bounded wait of a request whose key is in flight (issue 16, Prefer: wait=N): how long it may
+// wait, the deferral that parks it until the key is released, and how its answer says it waited.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/http/message.hpp"
+#include "common/idempotency/key_waiters.hpp"
+
+namespace rr::api {
+
+struct BoundedWait {
+  std::chrono::seconds applied{0};  // min(N, IDEMPOTENCY_MAX_WAIT); 0: no wait, 409 at once
+  // Set once the request has waited (Request::wait_deadline): the deadline of its first wait.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+
+  BoundedWait() = default;
+  BoundedWait(std::optional<std::uint64_t> preferred_seconds, std::chrono::seconds max_wait,
+              std::optional<std::chrono::steady_clock::time_point> waited_until);
+  bool waited() const { return deadline.has_value(); }
+};
+
+// The answer that parks the request in `waiters` until its key is released or the wait ends, or
+// nothing when it may not wait (no wait asked or allowed, its time is up, the registry is full).
+std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters, const BoundedWait& wait,
+                                               std::int64_t user_id, const std::string& key);
+
+// A waited request's answer says the wait was honoured: Preference-Applied: wait=M.
+void mark_wait_applied(http::Response& response, const BoundedWait& wait);
+
+// rocket_rides_idempotency_waits_total{outcome}: "waiting" (parked), "replayed", "ran" (took the key
+// itself after the wait), "timed_out", "refused" (registry full).
+void count_wait(std::string_view outcome);
+
+}  // namespace rr::api
