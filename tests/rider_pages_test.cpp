@@ -363,7 +363,7 @@ BOOST_AUTO_TEST_CASE(a_booking_that_outlasts_the_wait_says_it_is_in_progress_and
   BOOST_TEST(waited.status == 409);
   BOOST_TEST(waited.body.find("<p id=\"in-progress\" role=\"alert\">") != std::string::npos);
   BOOST_TEST(input_value(waited.body, "idempotency_key") == field(form, "idempotency_key"));
-  BOOST_TEST(waited.header("Retry-After").has_value());
+  BOOST_TEST(!waited.header("Retry-After").empty());
   auto done = first.get();
   BOOST_TEST(done.status == 303);
   auto again = b.post("/book", form);
