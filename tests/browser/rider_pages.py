@@ -110,12 +110,18 @@ class RiderPages:
     # -- acting as the rider --------------------------------------------------------------------
 
     def open(self, path="/"):
-        root = self._root()
+        # A fresh session (page load strategy "none") may still be loading its blank first page,
+        # with no document element yet: then the new page is told by its address instead.
+        try:
+            root = self._root()
+        except NoSuchElementException:
+            root = None
         self.driver.get(self.origin + path)
         # With chromedriver's page load strategy "none" the command returns before the page loads.
         try:
             _wait(self.driver, 30,
-                  lambda d: not _is_current(root) and d.execute_script("return document.readyState") == "complete")
+                  lambda d: (not _is_current(root) if root is not None else d.current_url.startswith(self.origin))
+                  and d.execute_script("return document.readyState") == "complete")
         except TimeoutException:
             raise AssertionError("GET %s did not load within 30 s" % path) from None
         return self._screenshot(self.current())
