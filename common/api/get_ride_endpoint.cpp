@@ -3,13 +3,11 @@
 
 #include "common/api/api_error.hpp"
 #include "common/api/page_query.hpp"
+#include "common/rides/ride_reads.hpp"
 #include "common/rides/ride_response.hpp"
 
 namespace rr::api {
 namespace {
-
-const db::Statement kRideById{"rides_by_id",
-                              "SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE id = $1 AND user_id = $2"};
 
 // The route's only argument takes the rest of the path (routes.cpp), so /rides/1/x is a ride
 // that cannot exist rather than a route that does not.
@@ -26,7 +24,7 @@ void GetRideEndpoint::validate(const http::Request&, const flows::PathArguments&
 http::Response GetRideEndpoint::handle(const http::Request& request, const flows::PathArguments& arguments) {
   auto user = caller(request);
   auto id = parse_ride_id(id_text(arguments));
-  auto rows = read(kRideById, id, user.id);
+  auto rows = read(rides::reads::kRideOfUser, id, user.id);
   if (rows.empty()) throw ApiError(404, "invalid_request_error", "No such ride.");
   return http::Response{200, "application/json", {}, rides::ride_body(rides::ride_view_from(rows[0]))};
 }

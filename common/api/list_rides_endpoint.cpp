@@ -2,18 +2,10 @@
 #include "common/api/list_rides_endpoint.hpp"
 
 #include "common/api/page_query.hpp"
+#include "common/rides/ride_reads.hpp"
 #include "common/rides/ride_response.hpp"
 
 namespace rr::api {
-namespace {
-
-const db::Statement kRidesPage{"rides_page",
-                               "SELECT " RR_RIDE_VIEW_COLUMNS
-                               " FROM rides WHERE user_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) "
-                               "ORDER BY id DESC LIMIT $3"};
-
-}  // namespace
-
 void ListRidesEndpoint::validate(const http::Request& request, const flows::PathArguments&) const {
   parse_page_query(request);
 }
@@ -22,7 +14,7 @@ http::Response ListRidesEndpoint::handle(const http::Request& request, const flo
   auto user = caller(request);
   auto [limit, cursor] = parse_page_query(request);
   // One extra row tells whether there is a next page.
-  auto rows = read(kRidesPage, user.id, cursor, limit + 1);
+  auto rows = read(rides::reads::kRidesPage, user.id, cursor, limit + 1);
   std::vector<rides::RideView> page;
   for (const auto& row : rows) {
     if (static_cast<std::int64_t>(page.size()) == limit) break;
