@@ -187,6 +187,4 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
   return answer;
 }
 
-// Kept apart from run() (which authenticates by bearer token first) so the two can change alone;
-// the loop is run()'s, for a user known beforehand.
 }  // namespace rr::api
