@@ -1,0 +1,151 @@
+// Request fibers: the current fiber, spawning one, and the suspending leaves every caller shares
+// (sleep, a hand-off to the workers, a wake-up from another thread, a socket's readiness).
+#include <atomic>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <thread>
+
+#include "common/fiber/fiber.hpp"
+#include "common/fiber/fiber_context.hpp"
+#include "common/fiber/stack_pool.hpp"
+
+namespace rr::fiber {
+namespace {
+
+namespace asio = boost::asio;
+using error_code = boost::system::error_code;
+
+thread_local Context* running = nullptr;
+
+class TimerWaker : public Waker {
+ public:
+  explicit TimerWaker(const asio::any_io_executor& executor) : timer_(executor) {}
+
+  bool wait_until(std::chrono::steady_clock::time_point deadline) override {
+    if (woken_.load()) return true;
+    timer_.expires_at(deadline);
+    error_code ec;
+    suspended([&](auto& yield) { timer_.async_wait(yield[ec]); });
+    return woken_.load();
+  }
+
+  void wake() override {
+    if (woken_.exchange(true)) return;
+    // The timer belongs to the fiber's thread: cancel it there. A wake before the wait began is
+    // seen by wait_until's check; one after it finds the wait and ends it.
+    asio::post(timer_.get_executor(), [self = shared_from_this_waker()] { self->timer_.cancel(); });
+  }
+
+  void hold(std::shared_ptr<TimerWaker> self) { self_ = self; }
+
+ private:
+  std::shared_ptr<TimerWaker> shared_from_this_waker() { return self_.lock(); }
+
+  asio::steady_timer timer_;
+  std::atomic<bool> woken_{false};
+  std::weak_ptr<TimerWaker> self_;
+};
+
+}  // namespace
+
+Context* current() { return running; }
+
+namespace detail {
+
+void set_current(Context* context) { running = context; }
+
+void run_on_workers(const std::function<void()>& work) {
+  asio::any_io_executor workers = running->workers;
+  suspended([&](auto& yield) {
+    asio::async_initiate<std::remove_reference_t<decltype(yield)>, void()>(
+        [&work, &workers](auto handler) mutable {
+          // The fiber's thread counts this as its work until the handler is back, or its
+          // io_context could run out of work and return while the fiber waits on a worker.
+          auto home = asio::prefer(asio::get_associated_executor(handler), asio::execution::outstanding_work.tracked);
+          asio::post(workers, [&work, home = std::move(home), handler = std::move(handler)]() mutable {
+            work();
+            // Back to the fiber's own thread: the handler resumes it there.
+            asio::post(home, std::move(handler));
+          });
+        },
+        yield);
+  });
+}
+
+}  // namespace detail
+
+bool active() { return running != nullptr; }
+
+void sleep_for(std::chrono::milliseconds duration) {
+  if (!active()) return std::this_thread::sleep_for(duration);
+  asio::steady_timer timer(running->yield.get_executor(), duration);
+  error_code ec;
+  suspended([&](auto& yield) { timer.async_wait(yield[ec]); });
+}
+
+std::shared_ptr<Waker> Waker::for_this_fiber() {
+  if (!active()) return nullptr;
+  auto waker = std::make_shared<TimerWaker>(running->yield.get_executor());
+  waker->hold(waker);
+  return waker;
+}
+
+struct SocketWatch::Impl {
+  explicit Impl(const asio::any_io_executor& executor, int socket) : descriptor(executor, socket), timer(executor) {}
+  ~Impl() {
+    error_code ignored;
+    descriptor.cancel(ignored);
+    descriptor.release();  // the socket is libpq's: deregister it, never close it
+  }
+  bool wait(asio::posix::descriptor_base::wait_type type, std::chrono::steady_clock::time_point deadline) {
+    bool timed_out = false;
+    timer.expires_at(deadline);
+    timer.async_wait([this, &timed_out](error_code ec) {
+      if (ec) return;
+      timed_out = true;
+      error_code ignored;
+      descriptor.cancel(ignored);
+    });
+    error_code ec;
+    suspended([&](auto& yield) { descriptor.async_wait(type, yield[ec]); });
+    timer.cancel();
+    return !timed_out;
+  }
+  asio::posix::stream_descriptor descriptor;
+  asio::steady_timer timer;
+};
+
+SocketWatch::SocketWatch(int socket) : impl_(std::make_unique<Impl>(running->yield.get_executor(), socket)) {}
+SocketWatch::~SocketWatch() = default;
+
+bool SocketWatch::wait_readable(std::chrono::steady_clock::time_point deadline) {
+  return impl_->wait(asio::posix::descriptor_base::wait_read, deadline);
+}
+bool SocketWatch::wait_writable(std::chrono::steady_clock::time_point deadline) {
+  return impl_->wait(asio::posix::descriptor_base::wait_write, deadline);
+}
+
+void spawn(asio::any_io_executor executor, asio::any_io_executor workers, std::function<void()> body) {
+  asio::spawn(
+      executor, std::allocator_arg, PooledStacks{},
+      [workers = std::move(workers), body = std::move(body)](asio::basic_yield_context<asio::any_io_executor> yield) {
+        Context context{yield, workers};
+        struct Leave {
+          ~Leave() { detail::set_current(nullptr); }
+        } leave;
+        detail::set_current(&context);
+        body();
+      },
+      [](std::exception_ptr failure) {
+        if (failure) std::rethrow_exception(failure);
+      });
+}
+
+}  // namespace rr::fiber
