@@ -97,6 +97,7 @@ int run_server() {
   options.io_threads = settings.io_threads;
   options.max_connections = settings.max_connections;
   options.max_queued_requests = settings.max_queued_requests;
+  options.max_fibers = settings.max_fibers;
   options.control_threads = kControlThreads;
   http::Server server(
       options, [&app](const http::Request& request) { return app.handle(request); },
@@ -109,7 +110,8 @@ int run_server() {
                           {"pool_size", settings.database_pool_size},
                           {"max_connections", settings.max_connections},
                           {"max_in_flight_per_user", settings.max_in_flight_per_user},
-                          {"max_queued_requests", settings.max_queued_requests}});
+                          {"max_queued_requests", settings.max_queued_requests},
+                          {"fibers", settings.max_fibers}});
   // Before READY=1, so a busy METRICS_PORT stops the start rather than going unnoticed.
   daemon::MetricsEndpoint metrics(settings.metrics.address, settings.metrics.port,
                                   [&app] { return app.metrics_page().body; });

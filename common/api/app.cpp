@@ -163,8 +163,11 @@ http::Dispatch App::dispatch(http::Request& request) {
   if (answer) {
     return {finish(request, lookup, std::move(*answer), request_id_for(request), started), http::Lane::workers};
   }
+  // A fiber runs only a request whose user is known here: looking a token up is a blocking query.
+  auto lane = lookup.route ? lookup.route->lane : http::Lane::workers;
+  if (lane == http::Lane::fibers && !admission) lane = http::Lane::workers;
   request.admission = std::move(admission);
-  return {std::nullopt, lookup.route ? lookup.route->lane : http::Lane::workers};
+  return {std::nullopt, lane};
 }
 
 // The request id, metrics and the access log line, for both paths.

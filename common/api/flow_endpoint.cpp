@@ -9,6 +9,7 @@
 #include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
+#include "common/fiber/fiber.hpp"
 #include "common/http/prefer_header.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 
@@ -147,7 +148,7 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
       // One connection checkout for authentication and the key. A new key's transaction stays
       // open (with the connection) for the first phase; otherwise the connection goes back here.
       auto conn = deps_.pool.acquire();
-      if (!user) user = auth::authenticate_cached(deps_.tokens, conn, request.token);
+      if (!user) user = fiber::blocking([&] { return auth::authenticate_cached(deps_.tokens, conn, request.token); });
       if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
       key_request.user_id = user->id;
       if (!flow) flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id, deps_.enqueuer_wakeup});
@@ -177,7 +178,7 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
     // runner cannot retry a section it cannot re-create): nothing is stored, so start over here
     // rather than hand the client a 409 for a conflict it did not cause.
     if (outcome.kind != idempotency::Outcome::Kind::conflict || !locked.created || attempt >= 3) break;
-    std::this_thread::sleep_for(jitter(std::chrono::milliseconds(20) * (attempt + 1)));
+    fiber::sleep_for(jitter(std::chrono::milliseconds(20) * (attempt + 1)));
   }
   if (outcome.kind == idempotency::Outcome::Kind::finished) {
     deps_.finished.remember(user->id, request.key, {request.fingerprint, outcome.result.code, outcome.result.body});

@@ -94,6 +94,8 @@ std::vector<Route> build_routes() {
     routes.push_back({.method = flow.method,
                       .path_template = flow.path_template,
                       .needs_user = true,
+                      // The flow's waits are fiber-aware leaves; the rest goes through fiber::blocking.
+                      .lane = http::Lane::fibers,
                       .make_endpoint = make_flow_route,
                       .flow = &flow});
   }

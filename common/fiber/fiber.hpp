@@ -32,11 +32,12 @@ void run_on_workers(const std::function<void()>& work);
 }  // namespace detail
 
 // Runs `work` where blocking is allowed: on a fiber, on the worker pool while the fiber waits
-// (its result or exception comes back); elsewhere in place.
+// (its result or exception comes back); elsewhere in place. A destructor running while an
+// exception unwinds (a rollback, say) runs its work in place: a fiber must not suspend then.
 template <typename Work>
 auto blocking(Work&& work) -> std::invoke_result_t<Work&> {
   using Result = std::invoke_result_t<Work&>;
-  if (!active()) return work();
+  if (!active() || std::uncaught_exceptions() > 0) return work();
   std::exception_ptr failure;
   if constexpr (std::is_void_v<Result>) {
     detail::run_on_workers([&] {

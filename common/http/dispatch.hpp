@@ -14,6 +14,11 @@ namespace rr::http {
 enum class Lane {
   workers,  // the handler pool: database and provider work, bounded queue, 503 when it is full
   control,  // a few threads of their own for short blocking checks such as readiness
+  // A fiber on the connection's own I/O thread (common/fiber/fiber.hpp), for handlers whose waits
+  // are fiber-aware (a pool checkout, a one-trip SQL call, the provider call) and whose other
+  // blocking work goes through fiber::blocking: no hand-off to a worker and back, no thread held
+  // while waiting. At ServerOptions::max_fibers, the worker lane instead.
+  fibers,
 };
 
 struct Dispatch {

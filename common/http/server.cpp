@@ -32,8 +32,10 @@
 #include <utility>
 #include <vector>
 
+#include <boost/context/fiber.hpp>
 #include "common/base/log.hpp"
 #include "common/base/throttled_warning.hpp"
+#include "common/fiber/fiber_context.hpp"
 
 namespace rr::http {
 namespace {
@@ -120,6 +122,7 @@ struct ServerCore {
   std::atomic<bool> stopped{false};
   std::uint16_t bound_port = 0;
   std::atomic<std::size_t> queued{0};               // posted to the workers, not yet started
+  std::atomic<std::size_t> fibers{0};               // Lane::fibers requests running
   std::atomic<std::uint64_t> worker_tasks_done{0};  // progress, for workers_responsive()
   // Requests whose handler deferred its answer (Response::deferral), each holding its session.
   std::shared_ptr<DeferredRequests> deferred = std::make_shared<DeferredRequests>();
@@ -163,10 +166,12 @@ struct ServerCore {
     changed.notify_all();
   }
 
-  // Runs on a worker thread: whatever the handler does, the client gets an answer.
+  // Runs on a worker thread or a fiber: whatever the handler does, the client gets an answer.
   Response call_handler(const Request& request) {
     try {
       return handler(request);
+    } catch (const boost::context::detail::forced_unwind&) {
+      throw;  // a fiber destroyed while suspended (the server stopped): its stack must unwind
     } catch (const std::exception& e) {
       log::error("request handler failed", {{"method", request.method}, {"path", request.path}, {"error", e.what()}});
     } catch (...) {
@@ -183,6 +188,15 @@ struct ServerCore {
     } catch (...) {
       return {};
     }
+  }
+
+  // A place among the running fibers, or false at max_fibers.
+  bool try_start_fiber() {
+    auto current = fibers.load();
+    do {
+      if (current >= options.max_fibers) return false;
+    } while (!fibers.compare_exchange_weak(current, current + 1));
+    return true;
   }
 
   // A place in the workers' queue, or false when it is full.
@@ -407,6 +421,9 @@ class Session : public std::enable_shared_from_this<Session> {
     if (dispatch.lane == Lane::control && core_.control) {
       return run_handler(*core_.control, std::move(request), keep_alive, head, false);
     }
+    if (dispatch.lane == Lane::fibers && core_.try_start_fiber()) {
+      return run_on_fiber(std::move(request), keep_alive, head);
+    }
     if (!core_.try_enqueue()) {
       core_.shed_warning.note(core_.options.max_queued_requests);
       return write(overloaded(), keep_alive, head);
@@ -421,6 +438,25 @@ class Session : public std::enable_shared_from_this<Session> {
     core_.connections.busy(id_);
     marked_busy_ = true;
     hand_to(lane, std::move(request), keep_alive, head, queued);
+  }
+
+  // The handler's run as a fiber on this connection's I/O thread: it suspends where it waits
+  // instead of holding a thread, and neither the request nor its answer changes threads.
+  void run_on_fiber(Request request, bool keep_alive, bool head) {
+    core_.connections.busy(id_);
+    marked_busy_ = true;
+    fiber::spawn(executor_, core_.workers.get_executor(),
+                 [self = shared_from_this(), request = std::move(request), keep_alive, head]() mutable {
+                   Response response = self->core_.call_handler(request);
+                   --self->core_.fibers;
+                   if (response.deferral) {
+                     return self->park(std::move(request), std::move(response.deferral), keep_alive, head);
+                   }
+                   request = Request{};  // gives back what the triage took for it (Request::admission) now
+                   // Written once the fiber has ended (a post to this same thread): the next request on
+                   // the connection is then read on the thread's own stack, not on this fiber's.
+                   self->answer_later(std::move(response), keep_alive, head);
+                 });
   }
 
   // The handler's run on `lane`. From any thread: the connection is marked busy already, and a

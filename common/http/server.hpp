@@ -38,6 +38,9 @@ struct ServerOptions {
   std::size_t max_queued_requests = 0;
   // Threads of Lane::control; 0 runs that lane on the workers.
   std::size_t control_threads = 0;
+  // Requests running as fibers at once at most (Lane::fibers); beyond it, and with 0, they go to
+  // the workers' queue as Lane::workers requests do.
+  std::size_t max_fibers = 0;
 };
 
 class Server {

@@ -3,6 +3,7 @@
 
 #include "common/base/random.hpp"
 #include "common/db/sql_seconds.hpp"
+#include "common/fiber/fiber.hpp"
 #include "common/idempotency/key_statements.hpp"
 
 namespace rr::idempotency {
@@ -77,15 +78,20 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
       lookup = create_with_call(conn, request, lock_timeout, *creating);
       if (std::holds_alternative<Acquired>(lookup.answer)) return std::move(lookup.answer);
     } else {
-      auto section = std::make_unique<OpenSection>(std::move(conn));
-      lookup = find_or_create(section->tx, section->lease, request, lock_timeout);
-      if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
-        acquired->section = std::move(section);
-        return std::move(lookup.answer);
-      }
-      // Nothing was written: end the read-only transaction and keep the connection.
-      section->tx.commit();
-      conn = std::move(section->lease);
+      // A libpqxx transaction blocks: on a request fiber it runs on a worker while the fiber waits.
+      bool created = fiber::blocking([&] {
+        auto section = std::make_unique<OpenSection>(std::move(conn));
+        lookup = find_or_create(section->tx, section->lease, request, lock_timeout);
+        if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
+          acquired->section = std::move(section);
+          return true;
+        }
+        // Nothing was written: end the read-only transaction and keep the connection.
+        section->tx.commit();
+        conn = std::move(section->lease);
+        return false;
+      });
+      if (created) return std::move(lookup.answer);
     }
     if (!lookup.resume_id) return std::move(lookup.answer);
     // Resume the unfinished key. If someone else took or finished it meanwhile, that request is

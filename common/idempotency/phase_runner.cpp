@@ -7,6 +7,7 @@
 #include "common/base/random.hpp"
 #include "common/db/one_trip_call.hpp"
 #include "common/db/outage.hpp"
+#include "common/fiber/fiber.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/key_statements.hpp"
 
@@ -43,16 +44,19 @@ class RunnerContext : public PhaseContext {
     // A failed section that created the key took the key with it: retrying could only fence
     // against nothing, so the client's retry starts over instead.
     bool creates_key = section_ != nullptr;
-    return retrying_conflicts(!creates_key, [&] { return atomic_once(work); });
+    // A libpqxx transaction blocks: on a request fiber it runs on a worker while the fiber waits.
+    return fiber::blocking([&] { return retrying_conflicts(!creates_key, [&] { return atomic_once(work); }); });
   }
 
   // Rolls back the transaction that created the key if the first phase did not use it.
-  void drop_open_section() { section_.reset(); }
+  void drop_open_section() {
+    if (section_) fiber::blocking([&] { section_.reset(); });
+  }
   // For a phase that is not local: the key is stored on its own before the phase runs.
   void commit_open_section() {
     if (!section_) return;
     auto section = std::move(section_);
-    section->tx.commit();
+    fiber::blocking([&] { section->tx.commit(); });
   }
 
  private:
@@ -69,7 +73,7 @@ class RunnerContext : public PhaseContext {
         if (!retryable || attempt >= runner_.options_.max_serialization_retries) throw;
       }
       ++runner_.serialization_retries_;
-      std::this_thread::sleep_for(jitter(runner_.options_.retry_jitter * (attempt + 1)));
+      fiber::sleep_for(jitter(runner_.options_.retry_jitter * (attempt + 1)));
     }
   }
 

@@ -3,6 +3,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/context/fiber.hpp>
 #include <exception>
 
 #include "common/fiber/fiber_context.hpp"
@@ -17,6 +18,8 @@ void run_fibers(std::vector<std::function<void()>> bodies, std::size_t worker_th
     fiber::spawn(io.get_executor(), workers.get_executor(), [&first_failure, body = std::move(body)] {
       try {
         body();
+      } catch (const boost::context::detail::forced_unwind&) {
+        throw;
       } catch (...) {
         if (!first_failure) first_failure = std::current_exception();
       }
