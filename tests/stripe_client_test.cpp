@@ -6,10 +6,12 @@
 #include <memory>
 #include <mutex>
 
+#include "common/fiber/fiber.hpp"
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "common/http/server.hpp"
 #include "common/payments/stripe_client.hpp"
+#include "support/fibers.hpp"
 #include "support/process.hpp"
 
 using namespace std::chrono_literals;
@@ -107,6 +109,31 @@ BOOST_AUTO_TEST_CASE(a_charge_on_the_mock_is_charged_with_its_id) {
   BOOST_TEST(std::string(charges[0]["idempotency_key"].GetString()) == "rr-key-charged");
   BOOST_TEST(std::string(charges[0]["description"].GetString()) == "Ride from A to B");
   BOOST_TEST(charges[0]["amount"].GetInt64() == 2000);
+}
+
+// Issue 14: the API charges from a request fiber; the provider call suspends it (the
+// fiber's I/O thread runs the exchange) and the outcome is the same as a thread's.
+BOOST_AUTO_TEST_CASE(a_charge_and_its_refund_from_a_request_fiber_are_made) {
+  MockProvider provider;
+  auto client = provider.client();
+  ChargeOutcome charge;
+  RefundOutcome refund;
+  bool still_on_the_fiber = false;
+  rr::testing::run_fibers({[&] {
+    charge = client.create_charge(ride_charge("rr-key-fiber"));
+    refund = client.create_refund(refund_of(charge.charge_id, "rr-key-fiber-refund"));
+    still_on_the_fiber = rr::fiber::active();
+  }});
+  BOOST_TEST((charge.kind == ChargeOutcome::Kind::charged));
+  BOOST_TEST(charge.charge_id.starts_with("ch_"));
+  BOOST_TEST(charge.http_status == 200);
+  BOOST_TEST((refund.kind == RefundOutcome::Kind::refunded));
+  BOOST_TEST(still_on_the_fiber);
+  BOOST_TEST(provider.stat("charges") == 1);
+  auto charges = provider.get_json("/_mock/charges");
+  BOOST_REQUIRE(charges.Size() == 1u);
+  BOOST_TEST(std::string(charges[0]["id"].GetString()) == charge.charge_id);
+  BOOST_TEST(std::string(charges[0]["idempotency_key"].GetString()) == "rr-key-fiber");
 }
 
 BOOST_AUTO_TEST_CASE(a_retry_with_the_same_key_returns_the_same_charge_and_the_mock_counts_one) {

@@ -1,15 +1,19 @@
 // A small blocking HTTP/1.1 client on Boost.Beast with one deadline for connect plus response;
 // https:// verifies the server's certificate against the system store. Used for the payment
-// provider and by tests.
+// provider and by tests. Called on a request fiber (common/fiber/fiber.hpp) it suspends the fiber
+// instead of blocking its I/O thread.
 #pragma once
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace boost::asio {
+class execution_context;
+}
 
 namespace rr::http {
 
@@ -42,10 +46,14 @@ struct ClientRequest {
 // a time, so a busy caller pays connect and TLS handshake once rather than per request. A kept
 // connection the server closed meanwhile is retried once on a fresh one when sending twice is
 // harmless (GET/HEAD/PUT/DELETE, or an Idempotency-Key header). Thread-safe.
+//
+// On a request fiber the connection lives on the fiber's I/O thread: connections kept for fibers
+// are kept per I/O thread (its io_context), apart from those of blocking callers, each group
+// within the limits below. Those of an io_context are dropped when it is destroyed.
 class Client {
  public:
-  // At most `max_idle` idle connections are kept (0: none, every request on a fresh one), each
-  // for at most `idle_limit`, below common servers' keep-alive timeouts.
+  // At most `max_idle` idle connections are kept (per group: blocking callers, each I/O thread) (0: none, every request
+  // on a fresh one), each for at most `idle_limit`, below common servers' keep-alive timeouts.
   explicit Client(std::size_t max_idle = 64, std::chrono::milliseconds idle_limit = std::chrono::seconds(20));
   ~Client();
   Client(const Client&) = delete;
@@ -56,15 +64,16 @@ class Client {
   std::size_t idle_connections() const;
 
   struct Session;
+  struct Pool;
 
  private:
-  std::unique_ptr<Session> take_idle(const std::string& origin);
+  // `home`: the fibers' io_context, or null for blocking callers.
+  std::unique_ptr<Session> take_idle(const std::string& origin, boost::asio::execution_context* home);
   void give_back(std::unique_ptr<Session> session);
 
   std::size_t max_idle_;
   std::chrono::milliseconds idle_limit_;
-  mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<Session>> idle_;
+  std::shared_ptr<Pool> pool_;  // shared with the io_contexts whose fibers keep connections here
 };
 
 // One request on a fresh connection, closed afterwards. Throws TransportError.
