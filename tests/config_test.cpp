@@ -190,14 +190,17 @@ BOOST_AUTO_TEST_CASE(hostile_client_limits_have_defaults_and_bounds) {
   BOOST_TEST(defaults.max_queued_requests == 256u);
   // The default cap leaves the reserve free below this process's descriptor limit.
   auto limit = rr::http::descriptor_limit();
-  auto reserved =
-      rr::api::reserved_descriptors(defaults.database_pool_size, defaults.worker_threads, defaults.io_threads);
+  BOOST_TEST(defaults.max_fibers == 64u);
+  auto reserved = rr::api::reserved_descriptors(defaults.database_pool_size, defaults.worker_threads,
+                                                defaults.max_fibers, defaults.io_threads);
   if (limit) BOOST_TEST(defaults.max_connections == *limit - reserved);
   auto set = rr::api::ApiSettings::from_env(
       with({{"API_MAX_CONNECTIONS", "100"}, {"API_MAX_IN_FLIGHT_PER_USER", "2"}, {"API_MAX_QUEUED_REQUESTS", "7"}}));
   BOOST_TEST(set.max_connections == 100u);
   BOOST_TEST(set.max_in_flight_per_user == 2u);
   BOOST_TEST(set.max_queued_requests == 7u);
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({{"API_FIBERS", "0"}})).max_fibers == 0u);
+  BOOST_CHECK_THROW(rr::api::ApiSettings::from_env(with({{"API_FIBERS", "-1"}})), rr::config::ConfigError);
   for (const char* name : {"API_MAX_CONNECTIONS", "API_MAX_IN_FLIGHT_PER_USER", "API_MAX_QUEUED_REQUESTS"}) {
     for (const char* bad : {"0", "-1", "ten", "1.5"}) {
       BOOST_TEST(failing_variable([&] {

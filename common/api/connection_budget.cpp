@@ -12,8 +12,10 @@ constexpr std::size_t kDescriptorsPerIoThread = 4;
 
 }  // namespace
 
-std::size_t reserved_descriptors(std::size_t database_pool_size, std::size_t worker_threads, std::size_t io_threads) {
-  return database_pool_size + worker_threads + io_threads * kDescriptorsPerIoThread + kFixedDescriptors;
+std::size_t reserved_descriptors(std::size_t database_pool_size, std::size_t worker_threads, std::size_t fibers,
+                                 std::size_t io_threads) {
+  // Each worker and each fiber may hold a connection to the provider.
+  return database_pool_size + worker_threads + fibers + io_threads * kDescriptorsPerIoThread + kFixedDescriptors;
 }
 
 std::size_t connection_cap(const config::Environment& env, std::optional<std::size_t> descriptor_limit,

@@ -15,7 +15,8 @@ namespace rr::api {
 // per worker at most: a worker makes one call at a time), and a fixed allowance for the standard
 // streams, the log, listening sockets (the API's and a metrics port), each I/O thread's
 // epoll/eventfd/timer descriptors, the watchdog's own check and the sanitizer runtime.
-std::size_t reserved_descriptors(std::size_t database_pool_size, std::size_t worker_threads, std::size_t io_threads);
+std::size_t reserved_descriptors(std::size_t database_pool_size, std::size_t worker_threads, std::size_t fibers,
+                                 std::size_t io_threads);
 
 // The cap on client connections: API_MAX_CONNECTIONS when set, else everything the limit leaves.
 // Throws ConfigError naming API_MAX_CONNECTIONS for a value above what `descriptor_limit` allows,
