@@ -47,10 +47,10 @@ ConnectionPool::ConnectionPool(std::string url, SessionOptions options, std::siz
 ConnectionPool::Lease ConnectionPool::acquire() { return acquire(checkout_timeout_); }
 
 ConnectionPool::Lease ConnectionPool::acquire(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool on_fiber = fiber::active();
   std::unique_lock lock(mutex_);
-  ++waiting_;
-  bool ok = available_.wait_for(lock, timeout, [&] { return !idle_.empty() || in_use_ < size_; });
-  --waiting_;
+  bool ok = on_fiber ? wait_for_slot_on_fiber(lock, deadline) : wait_for_slot_on_thread(lock, deadline);
   if (!ok) throw PoolExhausted("no database connection free within the checkout timeout");
   ++in_use_;
   std::vector<std::unique_ptr<PooledConnection>> dead;
@@ -65,15 +65,51 @@ ConnectionPool::Lease ConnectionPool::acquire(std::chrono::milliseconds timeout)
   }
   lock.unlock();
   dead.clear();
-  // Connect outside the lock: it is a network round trip or several.
+  // Connect outside the lock: it is a network round trip or several, a blocking libpqxx connect
+  // that on a fiber runs on a worker so the I/O thread goes on serving.
   try {
-    return Lease(this, std::make_unique<PooledConnection>(url_, options_));
+    return Lease(this, fiber::blocking([&] { return std::make_unique<PooledConnection>(url_, options_); }));
   } catch (...) {
     std::lock_guard relock(mutex_);
     --in_use_;
-    available_.notify_one();
+    announce_free_slot();
     throw;
   }
+}
+
+bool ConnectionPool::wait_for_slot_on_thread(std::unique_lock<std::mutex>& lock,
+                                             std::chrono::steady_clock::time_point deadline) {
+  ++waiting_;
+  bool ok = available_.wait_until(lock, deadline, [&] { return slot_free(); });
+  --waiting_;
+  return ok;
+}
+
+bool ConnectionPool::wait_for_slot_on_fiber(std::unique_lock<std::mutex>& lock,
+                                            std::chrono::steady_clock::time_point deadline) {
+  if (slot_free()) return true;
+  ++waiting_;
+  while (!slot_free() && std::chrono::steady_clock::now() < deadline) {
+    // A waker serves one wake-up: a fresh one for each round. The mutex is never held across the
+    // suspension (release() on another fiber of this thread needs it to wake us).
+    auto waker = fiber::Waker::for_this_fiber();
+    fiber_waiters_.push_back(waker);
+    lock.unlock();
+    waker->wait_until(deadline);
+    lock.lock();
+    // Still queued: the deadline came first (or a wake-up raced it); release() pops whom it wakes.
+    std::erase(fiber_waiters_, waker);
+  }
+  --waiting_;
+  return slot_free();
+}
+
+void ConnectionPool::announce_free_slot() {
+  if (!fiber_waiters_.empty()) {
+    fiber_waiters_.front()->wake();
+    fiber_waiters_.pop_front();
+  }
+  available_.notify_one();
 }
 
 void ConnectionPool::release(std::unique_ptr<PooledConnection> conn) {
@@ -82,7 +118,7 @@ void ConnectionPool::release(std::unique_ptr<PooledConnection> conn) {
   std::lock_guard lock(mutex_);
   --in_use_;
   if (healthy) idle_.push_back(std::move(conn));
-  available_.notify_one();
+  announce_free_slot();
 }
 
 PoolStats ConnectionPool::stats() const {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <pqxx/pqxx>
@@ -13,6 +14,7 @@
 
 #include "common/db/session_options.hpp"
 #include "common/db/statements.hpp"
+#include "common/fiber/fiber.hpp"
 
 namespace rr::db {
 
@@ -76,6 +78,8 @@ class ConnectionPool {
 
   // Waits up to the checkout timeout for a free slot; opens a connection lazily. Throws
   // PoolExhausted on timeout and pqxx::broken_connection when the database cannot be reached.
+  // On a request fiber the wait suspends the fiber (the I/O thread serves others) and the connect
+  // runs on the worker pool; elsewhere the thread blocks.
   Lease acquire();
   // The same with a wait of its own, for a background check that must not stall behind requests.
   Lease acquire(std::chrono::milliseconds timeout);
@@ -84,6 +88,13 @@ class ConnectionPool {
 
  private:
   void release(std::unique_ptr<PooledConnection> conn);
+  bool slot_free() const { return !idle_.empty() || in_use_ < size_; }
+  // Waits, the mutex held by `lock` on entry and on return, until a slot is free or `deadline`.
+  bool wait_for_slot_on_thread(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
+  bool wait_for_slot_on_fiber(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
+  // A slot came free (the mutex held): tells the longest-waiting fiber and one waiting thread;
+  // whichever takes the slot first has it, the other waits again.
+  void announce_free_slot();
 
   std::string url_;
   SessionOptions options_;
@@ -91,9 +102,12 @@ class ConnectionPool {
   std::chrono::milliseconds checkout_timeout_;
   mutable std::mutex mutex_;
   std::condition_variable available_;
+  // Fibers waiting for a slot, first come first told. A fiber never waits on available_: that would
+  // block its I/O thread and every other fiber on it.
+  std::deque<std::shared_ptr<fiber::Waker>> fiber_waiters_;
   std::vector<std::unique_ptr<PooledConnection>> idle_;
   std::size_t in_use_ = 0;
-  std::size_t waiting_ = 0;
+  std::size_t waiting_ = 0;  // threads and fibers
 };
 
 }  // namespace rr::db

@@ -1,7 +1,12 @@
 // One-round-trip function calls: rendering and running the simple query.
 #include "common/db/one_trip_call.hpp"
 
+#include <optional>
+#include <utility>
+
+#include "common/db/raw_libpq.hpp"
 #include "common/db/transaction.hpp"
+#include "common/fiber/fiber.hpp"
 
 namespace rr::db {
 namespace {
@@ -23,6 +28,149 @@ class ImplicitTransaction : public pqxx::transaction_base {
   void do_commit() override {}
   void do_abort() override {}
 };
+
+pqxx::result run_blocking(pqxx::connection_base& conn, const std::string& query) {
+  ImplicitTransaction tx(conn);
+  auto rows = tx.exec(query);
+  tx.commit();
+  return rows;
+}
+
+// The exception libpqxx 6.4 throws for an error result (result::ThrowSQLError, private there):
+// callers tell a serialization failure, a deadlock, a broken connection and an error of our own
+// functions apart by these types and the SQLSTATE.
+[[noreturn]] void throw_like_libpqxx(const std::string& message, const std::string& sqlstate,
+                                     const std::string& query) {
+  const char* code = sqlstate.c_str();
+  auto is = [&](const char* expected) { return sqlstate == expected; };
+  if (sqlstate.size() == 5) {
+    switch (code[0]) {
+      case '0':
+        if (code[1] == '8') throw pqxx::broken_connection(message);
+        if (code[1] == 'A') throw pqxx::feature_not_supported(message, query, code);
+        break;
+      case '2':
+        if (code[1] == '2') throw pqxx::data_exception(message, query, code);
+        if (code[1] == '3') {
+          if (is("23001")) throw pqxx::restrict_violation(message, query, code);
+          if (is("23502")) throw pqxx::not_null_violation(message, query, code);
+          if (is("23503")) throw pqxx::foreign_key_violation(message, query, code);
+          if (is("23505")) throw pqxx::unique_violation(message, query, code);
+          if (is("23514")) throw pqxx::check_violation(message, query, code);
+          throw pqxx::integrity_constraint_violation(message, query, code);
+        }
+        if (code[1] == '4') throw pqxx::invalid_cursor_state(message, query, code);
+        if (code[1] == '6') throw pqxx::invalid_sql_statement_name(message, query, code);
+        break;
+      case '3':
+        if (code[1] == '4') throw pqxx::invalid_cursor_name(message, query, code);
+        break;
+      case '4':
+        if (is("40000")) throw pqxx::transaction_rollback(message);
+        if (is("40001")) throw pqxx::serialization_failure(message);
+        if (is("40003")) throw pqxx::statement_completion_unknown(message);
+        if (is("40P01")) throw pqxx::deadlock_detected(message);
+        if (is("42501")) throw pqxx::insufficient_privilege(message, query, code);
+        if (is("42601")) throw pqxx::syntax_error(message, query, code);
+        if (is("42703")) throw pqxx::undefined_column(message, query, code);
+        if (is("42883")) throw pqxx::undefined_function(message, query, code);
+        if (is("42P01")) throw pqxx::undefined_table(message, query, code);
+        break;
+      case '5':
+        if (code[1] == '3') {
+          if (is("53100")) throw pqxx::disk_full(message, query, code);
+          if (is("53200")) throw pqxx::out_of_memory(message, query, code);
+          if (is("53300")) throw pqxx::too_many_connections(message);
+          throw pqxx::insufficient_resources(message, query, code);
+        }
+        break;
+      case 'P':
+        if (is("P0001")) throw pqxx::plpgsql_raise(message, query, code);
+        if (is("P0002")) throw pqxx::plpgsql_no_data_found(message, query, code);
+        if (is("P0003")) throw pqxx::plpgsql_too_many_rows(message, query, code);
+        if (code[1] == '0') throw pqxx::plpgsql_error(message, query, code);
+        break;
+    }
+  }
+  throw pqxx::sql_error(message, query, sqlstate.empty() ? nullptr : code);
+}
+
+[[noreturn]] void throw_connection_lost(PGconn* pg) { throw pqxx::broken_connection(PQerrorMessage(pg)); }
+
+// libpqxx expects its connection in blocking mode: the fiber's call switches it to non-blocking
+// for itself only.
+class NonblockingForTheCall {
+ public:
+  explicit NonblockingForTheCall(PGconn* pg) : pg_(pg) {
+    if (PQsetnonblocking(pg_, 1) != 0) throw_connection_lost(pg_);
+  }
+  ~NonblockingForTheCall() { PQsetnonblocking(pg_, 0); }
+  NonblockingForTheCall(const NonblockingForTheCall&) = delete;
+  NonblockingForTheCall& operator=(const NonblockingForTheCall&) = delete;
+
+ private:
+  PGconn* pg_;
+};
+
+// The same simple query with libpq's asynchronous API on the connection's own PGconn, the fiber
+// suspended on the socket (the I/O thread serves others) instead of a thread blocked in PQexec.
+// No deadline of our own: the server-side statement_timeout in the query bounds the call, as in
+// the blocking path. Sent once; a connection lost on the way is pqxx::broken_connection and the
+// connection reads as closed (PQstatus is CONNECTION_BAD), so its pool drops it.
+pqxx::result run_on_fiber(PGconn* pg, const std::string& query) {
+  constexpr auto no_deadline = std::chrono::steady_clock::time_point::max();
+  NonblockingForTheCall nonblocking(pg);
+  if (PQsendQuery(pg, query.c_str()) == 0) {
+    if (PQstatus(pg) == CONNECTION_BAD) throw_connection_lost(pg);
+    throw pqxx::failure(PQerrorMessage(pg));
+  }
+  rr::fiber::SocketWatch watch(PQsocket(pg));
+  for (;;) {
+    int flushed = PQflush(pg);
+    if (flushed == 0) break;
+    if (flushed < 0) throw_connection_lost(pg);
+    watch.wait_writable(no_deadline);
+  }
+  // The query may hold two statements (SET LOCAL ...; SELECT ...): a result each. The rows are
+  // the last tuples result's; an error is the first error result's, thrown once all results are
+  // read so the connection is left idle and usable.
+  std::optional<pqxx::result> rows;
+  std::optional<std::pair<std::string, std::string>> first_error;  // message, SQLSTATE
+  for (;;) {
+    while (PQisBusy(pg) != 0) {
+      watch.wait_readable(no_deadline);
+      if (PQconsumeInput(pg) == 0) throw_connection_lost(pg);
+    }
+    PGresult* result = PQgetResult(pg);
+    if (result == nullptr) break;
+    switch (PQresultStatus(result)) {
+      case PGRES_TUPLES_OK:
+        rows = rr::db::raw_libpq::adopt(result, query, pg);
+        break;
+      case PGRES_COMMAND_OK:
+      case PGRES_EMPTY_QUERY:
+        // What PQexec would return had no statement rows (a tuples result still wins).
+        if (!rows) {
+          rows = rr::db::raw_libpq::adopt(result, query, pg);
+        } else {
+          PQclear(result);
+        }
+        break;
+      default: {
+        if (!first_error) {
+          const char* sqlstate = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+          first_error.emplace(PQresultErrorMessage(result), sqlstate ? sqlstate : "");
+        }
+        PQclear(result);
+        break;
+      }
+    }
+  }
+  if (PQstatus(pg) == CONNECTION_BAD) throw_connection_lost(pg);
+  if (first_error) throw_like_libpqxx(first_error->first, first_error->second, query);
+  if (!rows) throw pqxx::failure("the call returned no rows result: " + query);
+  return std::move(*rows);
+}
 
 }  // namespace
 
@@ -56,10 +204,13 @@ std::string one_trip_query(const Call& call, std::chrono::milliseconds statement
 pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::chrono::milliseconds statement_timeout) {
   std::string query =
       one_trip_query(call, statement_timeout, [&conn](const std::string& value) { return conn.esc(value); });
-  ImplicitTransaction tx(conn);
-  auto rows = tx.exec(query);
-  tx.commit();
-  return rows;
+  if (!rr::fiber::active()) return run_blocking(conn, query);
+  PGconn* pg = raw_libpq::connection(conn);
+  // A connection libpqxx has not (re)opened is left to libpqxx, on a worker, exactly as off a fiber.
+  if (pg == nullptr || PQstatus(pg) != CONNECTION_OK) {
+    return rr::fiber::blocking([&] { return run_blocking(conn, query); });
+  }
+  return run_on_fiber(pg, query);
 }
 
 bool has_sqlstate(const std::exception& error, std::string_view sqlstate) {

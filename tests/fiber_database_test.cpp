@@ -1,0 +1,349 @@
+// The database leaves on a request fiber (issue 14): a one-trip call sent with libpq's
+// asynchronous API suspends the fiber on the socket, and a pool checkout suspends it on a waker,
+// so the I/O thread serves other fibers meanwhile. Rows, errors (as the same libpqxx exception
+// types) and broken connections come out as off a fiber. No timing assertions: the order of
+// events proves a suspension. The suite also runs through a transaction-pooling PgBouncer.
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/db/connection_pool.hpp"
+#include "common/db/one_trip_call.hpp"
+#include "common/db/raw_libpq.hpp"
+#include "common/db/transaction.hpp"
+#include "common/fiber/fiber.hpp"
+#include "support/fibers.hpp"
+#include "support/test_database.hpp"
+
+using namespace std::chrono_literals;
+using rr::testing::run_fibers;
+
+namespace {
+
+struct FiberDatabaseFixture {
+  rr::test::TestDatabase db{/*migrated=*/false};
+  pqxx::connection conn{db.url()};
+
+  FiberDatabaseFixture() {
+    pqxx::work tx(db.conn());
+    tx.exec(R"sql(
+      CREATE FUNCTION echo(a text, b text, c bigint, d boolean)
+        RETURNS TABLE (a text, b text, c bigint, d boolean, timeout text)
+        LANGUAGE sql AS $$ SELECT a, b, c, d, current_setting('statement_timeout') $$;
+      CREATE FUNCTION numbers(n int) RETURNS TABLE (i int) LANGUAGE sql AS $$ SELECT generate_series(1, n) $$;
+      CREATE FUNCTION nothing() RETURNS void LANGUAGE sql AS $$ SELECT $$;
+      CREATE FUNCTION raise_sqlstate(sqlstate text) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'raised %', sqlstate USING ERRCODE = sqlstate;
+      END $$;
+      CREATE FUNCTION sleep_for(seconds float8) RETURNS void LANGUAGE sql AS $$ SELECT pg_sleep(seconds) $$;
+      CREATE FUNCTION sleep_until_terminated() RETURNS void LANGUAGE sql AS $$ SELECT pg_sleep(30) $$;
+      CREATE FUNCTION take_advisory_lock(k bigint) RETURNS text LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(k);
+        RETURN 'locked ' || k;
+      END $$;
+    )sql");
+    tx.commit();
+  }
+
+  // Runs on a worker while the fiber waits: the test's own blocking queries keep off the I/O thread.
+  std::string scalar_from_worker(const std::string& sql) {
+    return rr::fiber::blocking([&] { return db.scalar(sql); });
+  }
+
+  // Suspends the fiber until `sql` (run on a worker) answers "t"; a bounded number of rounds so a
+  // broken implementation fails instead of hanging.
+  void wait_until_true(const std::string& sql) {
+    for (int round = 0; round < 3000; ++round) {
+      if (scalar_from_worker(sql) == "t") return;
+      rr::fiber::sleep_for(5ms);
+    }
+    BOOST_FAIL("never became true: " + sql);
+  }
+};
+
+// Suspends the fiber until `count` checkouts wait on `pool`; bounded so that a checkout blocking
+// the I/O thread fails the test instead of hanging it.
+void wait_for_waiters(rr::db::ConnectionPool& pool, std::size_t count) {
+  for (int round = 0; round < 10000; ++round) {
+    if (pool.stats().waiting >= count) return;
+    rr::fiber::sleep_for(1ms);
+  }
+  BOOST_FAIL("fewer than " + std::to_string(count) + " checkouts ever waited");
+}
+
+std::vector<std::vector<std::optional<std::string>>> as_text(const pqxx::result& rows) {
+  std::vector<std::vector<std::optional<std::string>>> text;
+  for (const auto& row : rows) {
+    auto& fields = text.emplace_back();
+    for (const auto& field : row) {
+      fields.push_back(field.is_null() ? std::nullopt : std::optional<std::string>(field.c_str()));
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(fiber_database, FiberDatabaseFixture)
+
+BOOST_AUTO_TEST_CASE(a_call_on_a_fiber_returns_the_rows_a_call_off_a_fiber_returns) {
+  const std::string nasty = "it's a \\'quote'' ; -- \xc3\xa9\xe2\x82\xac";
+  auto echo = rr::db::call("echo", nasty, std::optional<std::string>{}, -42, true);
+  auto off_fiber = rr::db::run_one_trip(conn, echo, 1500ms);
+  auto off_numbers = rr::db::run_one_trip(conn, rr::db::call("numbers", 3), 0ms);
+  std::optional<pqxx::result> on_fiber, on_numbers, none, empty;
+  run_fibers({[&] {
+    on_fiber = rr::db::run_one_trip(conn, echo, 1500ms);
+    on_numbers = rr::db::run_one_trip(conn, rr::db::call("numbers", 3), 0ms);
+    none = rr::db::run_one_trip(conn, rr::db::call("nothing"), 0ms);
+    empty = rr::db::run_one_trip(conn, rr::db::call("numbers", 0), 0ms);
+  }});
+  BOOST_REQUIRE(on_fiber.has_value());
+  BOOST_TEST(on_fiber->size() == 1u);
+  BOOST_TEST((as_text(*on_fiber) == as_text(off_fiber)));
+  BOOST_TEST((*on_fiber)[0][0].as<std::string>() == nasty);
+  BOOST_TEST((*on_fiber)[0][1].is_null());
+  BOOST_TEST((*on_fiber)[0][2].as<std::int64_t>() == -42);
+  BOOST_TEST((*on_fiber)[0]["d"].as<bool>() == true);  // columns by name, as from pqxx
+  BOOST_TEST((as_text(*on_numbers) == as_text(off_numbers)));
+  BOOST_TEST(on_numbers->size() == 3u);
+  BOOST_TEST(none->size() == 1u);   // a void function: one row with an empty value
+  BOOST_TEST(empty->size() == 0u);  // no rows, still a tuples result with its columns
+  BOOST_TEST(empty->columns() == 1u);
+
+  // libpqxx gets its connection back in blocking mode, usable for a transaction at once.
+  BOOST_TEST(PQisnonblocking(rr::db::raw_libpq::connection(conn)) == 0);
+  pqxx::work tx(conn);
+  BOOST_TEST(tx.exec("SELECT 41 + 1")[0][0].as<int>() == 42);
+  tx.commit();
+}
+
+BOOST_AUTO_TEST_CASE(the_two_statement_query_returns_the_selects_rows_under_its_bound) {
+  std::optional<pqxx::result> rows;
+  run_fibers({[&] { rows = rr::db::run_one_trip(conn, rr::db::call("echo", "a", "b", 1, false), 1500ms); }});
+  BOOST_REQUIRE(rows.has_value());
+  BOOST_TEST(rows->size() == 1u);
+  BOOST_TEST((*rows)[0][4].as<std::string>() == "1500ms");  // SET LOCAL ran first, in the same call
+  BOOST_TEST((*rows)[0][0].as<std::string>() == "a");
+  pqxx::nontransaction plain(conn);
+  BOOST_TEST(plain.exec("SHOW statement_timeout")[0][0].as<std::string>() == "0");
+}
+
+BOOST_AUTO_TEST_CASE(a_fiber_waiting_on_a_lock_leaves_the_thread_to_another_fibers_call) {
+  // The test holds the lock on a session of its own, straight to PostgreSQL.
+  pqxx::connection holder_conn{db.direct_url()};
+  std::optional<pqxx::work> holder(std::in_place, holder_conn);
+  holder->exec("SELECT pg_advisory_xact_lock(7)");
+  pqxx::connection other_conn{db.url()};
+
+  std::vector<std::string> order;
+  std::string a_result, b_result;
+  run_fibers({[&] {
+                order.push_back("a calls");
+                // Bounded on the server: a thread blocked here would never let b release the lock,
+                // and the call would fail instead of hanging the suite.
+                auto rows = rr::db::run_one_trip(conn, rr::db::call("take_advisory_lock", 7), 20000ms);
+                a_result = rows[0][0].as<std::string>();
+                order.push_back("a done");
+              },
+              [&] {
+                order.push_back("b starts");
+                // a's call is really waiting for the lock on the server while b runs.
+                wait_until_true("SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+                auto rows = rr::db::run_one_trip(other_conn, rr::db::call("echo", "b", "b", 2, true), 5000ms);
+                b_result = rows[0][0].as<std::string>();
+                order.push_back("b done while a waits");
+                order.push_back("b releases the lock");  // before: a may resume before b does
+                rr::fiber::blocking([&] { holder->commit(); });
+              }});
+  BOOST_TEST(order == (std::vector<std::string>{"a calls", "b starts", "b done while a waits", "b releases the lock",
+                                                "a done"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(a_result == "locked 7");
+  BOOST_TEST(b_result == "b");
+}
+
+BOOST_AUTO_TEST_CASE(errors_come_out_as_the_libpqxx_types_callers_classify) {
+  bool serialization = false, deadlock = false, own_sqlstate = false, timeout = false, unique = false;
+  run_fibers({[&] {
+    try {
+      rr::db::run_one_trip(conn, rr::db::call("raise_sqlstate", "40001"), 1000ms);
+    } catch (const pqxx::serialization_failure&) {
+      serialization = true;
+    }
+    try {
+      rr::db::run_one_trip(conn, rr::db::call("raise_sqlstate", "40P01"), 1000ms);
+    } catch (const pqxx::deadlock_detected&) {
+      deadlock = true;
+    }
+    try {
+      rr::db::run_one_trip(conn, rr::db::call("raise_sqlstate", rr::db::kLockTakenOver), 1000ms);
+    } catch (const pqxx::sql_error& e) {
+      own_sqlstate = rr::db::has_sqlstate(e, rr::db::kLockTakenOver) && !rr::db::has_sqlstate(e, rr::db::kMissingRow);
+      BOOST_TEST(std::string(e.what()).find("raised RR001") != std::string::npos, e.what());
+      BOOST_TEST(e.query().find("raise_sqlstate") != std::string::npos);
+    }
+    try {
+      rr::db::run_one_trip(conn, rr::db::call("raise_sqlstate", "23505"), 1000ms);
+    } catch (const pqxx::unique_violation& e) {
+      unique = rr::db::has_sqlstate(e, "23505");
+    }
+    try {
+      rr::db::run_one_trip(conn, rr::db::call("sleep_for", 5), 200ms);
+    } catch (const pqxx::sql_error& e) {
+      timeout = rr::db::is_statement_timeout(e);
+    }
+    // After every error the connection is idle and serves the next call.
+    auto rows = rr::db::run_one_trip(conn, rr::db::call("numbers", 2), 1000ms);
+    BOOST_TEST(rows.size() == 2u);
+  }});
+  BOOST_TEST(serialization);
+  BOOST_TEST(deadlock);
+  BOOST_TEST(own_sqlstate);
+  BOOST_TEST(unique);
+  BOOST_TEST(timeout);
+}
+
+BOOST_AUTO_TEST_CASE(a_backend_terminated_mid_call_is_a_broken_connection_the_pool_drops) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
+  bool broken = false;
+  std::size_t idle_after = 99;
+  std::optional<pqxx::result> next;
+  run_fibers({[&] {
+                {
+                  auto lease = pool.acquire();
+                  try {
+                    rr::db::run_one_trip(lease.conn(), rr::db::call("sleep_until_terminated"), 0ms);
+                  } catch (const pqxx::broken_connection&) {
+                    broken = true;
+                  }
+                  BOOST_TEST(!lease.conn().is_open());
+                }
+                idle_after = pool.stats().idle;
+                auto lease = pool.acquire();  // a fresh connection
+                next = rr::db::run_one_trip(lease.conn(), rr::db::call("numbers", 1), 1000ms);
+              },
+              [&] {
+                const std::string active_call =
+                    "FROM pg_stat_activity WHERE query LIKE '%sleep_until_terminated()%' "
+                    "AND query NOT LIKE '%pg_stat_activity%' AND state = 'active'";
+                wait_until_true("SELECT count(*) = 1 " + active_call);
+                scalar_from_worker("SELECT pg_terminate_backend(pid) " + active_call);
+              }});
+  BOOST_TEST(broken);
+  BOOST_TEST(idle_after == 0u);
+  BOOST_REQUIRE(next.has_value());
+  BOOST_TEST(next->size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_fiber_waits_for_the_pools_only_connection_without_blocking_the_thread) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
+  pool.acquire();  // opened and idle: a's checkout below takes it without a connect's suspension
+  std::vector<std::string> order;
+  std::size_t waiting_seen = 0;
+  run_fibers({[&] {
+                std::optional<rr::db::ConnectionPool::Lease> lease(pool.acquire());
+                order.push_back("a holds");
+                wait_for_waiters(pool, 1);
+                waiting_seen = pool.stats().waiting;
+                order.push_back("a releases");
+                lease.reset();
+              },
+              [&] {
+                order.push_back("b asks");
+                auto lease = pool.acquire();
+                order.push_back("b got it");
+                BOOST_TEST(rr::db::run_one_trip(lease.conn(), rr::db::call("numbers", 1), 1000ms).size() == 1u);
+              }});
+  BOOST_TEST(order == (std::vector<std::string>{"a holds", "b asks", "a releases", "b got it"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(waiting_seen == 1u);
+  BOOST_TEST(pool.stats().waiting == 0u);
+  BOOST_TEST(pool.stats().in_use == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_fiber_gives_up_after_its_checkout_timeout_with_pool_exhausted) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
+  pool.acquire();  // opened and idle: a's checkout below takes it without a connect's suspension
+  std::vector<std::string> order;
+  std::shared_ptr<rr::fiber::Waker> a_waits;
+  run_fibers({[&] {
+                auto lease = pool.acquire();
+                order.push_back("a holds");
+                a_waits = rr::fiber::Waker::for_this_fiber();
+                bool woken = a_waits->wait_until(std::chrono::steady_clock::now() + 30s);
+                BOOST_TEST(woken);
+                a_waits.reset();  // a waker lives no longer than its fiber's I/O thread
+                order.push_back("a releases");
+              },
+              [&] {
+                order.push_back("b asks");
+                try {
+                  pool.acquire(50ms);
+                  order.push_back("b got it");
+                } catch (const rr::db::PoolExhausted&) {
+                  order.push_back("b gave up");
+                }
+                a_waits->wake();
+              },
+              [&] { order.push_back("c runs while b waits"); }});
+  BOOST_TEST(
+      order == (std::vector<std::string>{"a holds", "b asks", "c runs while b waits", "b gave up", "a releases"}),
+      boost::test_tools::per_element());
+  BOOST_TEST(pool.stats().waiting == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_waiting_thread_and_a_waiting_fiber_are_both_served) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 20s);
+  pool.acquire();  // opened and idle: a's checkout below takes it without a connect's suspension
+  std::vector<std::string> order;
+  std::size_t waiting_seen = 0;
+  bool thread_served = false, fiber_served = false;
+  run_fibers({[&] {
+                std::optional<rr::db::ConnectionPool::Lease> lease(pool.acquire());
+                order.push_back("a holds");
+                wait_for_waiters(pool, 2);
+                waiting_seen = pool.stats().waiting;
+                order.push_back("a releases");
+                lease.reset();
+              },
+              [&] {
+                // A worker thread blocks on the pool's condition variable.
+                auto lease = rr::fiber::blocking([&] { return pool.acquire(); });
+                thread_served = rr::db::run_one_trip(lease.conn(), rr::db::call("numbers", 1), 1000ms).size() == 1u;
+              },
+              [&] {
+                auto lease = pool.acquire();
+                fiber_served = rr::db::run_one_trip(lease.conn(), rr::db::call("numbers", 2), 1000ms).size() == 2u;
+              }});
+  BOOST_TEST(order == (std::vector<std::string>{"a holds", "a releases"}), boost::test_tools::per_element());
+  BOOST_TEST(waiting_seen == 2u);
+  BOOST_TEST(thread_served);
+  BOOST_TEST(fiber_served);
+  BOOST_TEST(pool.stats().waiting == 0u);
+  BOOST_TEST(pool.stats().in_use == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_fiber_connects_through_the_workers_and_off_a_fiber_nothing_changes) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 2, 5s);
+  std::vector<std::string> order;
+  run_fibers({[&] {
+                order.push_back("a connects");
+                auto lease = pool.acquire();  // the first checkout opens the connection
+                order.push_back("a connected");
+                BOOST_TEST(lease.conn().is_open());
+              },
+              [&] { order.push_back("b runs while a connects"); }});
+  BOOST_TEST(order == (std::vector<std::string>{"a connects", "b runs while a connects", "a connected"}),
+             boost::test_tools::per_element());
+  // Off a fiber: the same pool, the same blocking checkout and the blocking call path.
+  auto lease = pool.acquire();
+  BOOST_TEST(rr::db::run_one_trip(lease.conn(), rr::db::call("numbers", 2), 1000ms).size() == 2u);
+  BOOST_TEST(pool.stats().in_use == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
