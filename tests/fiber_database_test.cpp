@@ -5,8 +5,10 @@
 // events proves a suspension. The suite also runs through a transaction-pooling PgBouncer.
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/db/connection_pool.hpp"
@@ -325,6 +327,38 @@ BOOST_AUTO_TEST_CASE(a_waiting_thread_and_a_waiting_fiber_are_both_served) {
   BOOST_TEST(thread_served);
   BOOST_TEST(fiber_served);
   BOOST_TEST(pool.stats().waiting == 0u);
+  BOOST_TEST(pool.stats().in_use == 0u);
+}
+
+// Under load the I/O thread's fibers run right after a release on the same thread: were a freed
+// slot up for grabs, they would take every one before a waiting thread woke.
+BOOST_AUTO_TEST_CASE(a_slot_goes_to_the_first_in_line_not_to_a_fiber_arriving_later) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 20s);
+  pool.acquire();  // opened and idle
+  std::mutex mutex;
+  std::vector<std::string> order;
+  auto note = [&](std::string event) {
+    std::lock_guard lock(mutex);
+    order.push_back(std::move(event));
+  };
+  std::thread waiting_thread;
+  run_fibers({[&] {
+    std::optional<rr::db::ConnectionPool::Lease> lease(pool.acquire());
+    // A thread gets in line first...
+    waiting_thread = std::thread([&] {
+      auto thread_lease = pool.acquire();
+      note("thread served");
+    });
+    wait_for_waiters(pool, 1);
+    // ...then the slot is freed and, on the same thread before the waiting one could run, a
+    // newcomer asks for it: it must queue behind the thread.
+    lease.reset();
+    auto late = pool.acquire();
+    note("late fiber served");
+  }});
+  waiting_thread.join();
+  BOOST_TEST(order == (std::vector<std::string>{"thread served", "late fiber served"}),
+             boost::test_tools::per_element());
   BOOST_TEST(pool.stats().in_use == 0u);
 }
 

@@ -48,11 +48,14 @@ ConnectionPool::Lease ConnectionPool::acquire() { return acquire(checkout_timeou
 
 ConnectionPool::Lease ConnectionPool::acquire(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool on_fiber = fiber::active();
   std::unique_lock lock(mutex_);
-  bool ok = on_fiber ? wait_for_slot_on_fiber(lock, deadline) : wait_for_slot_on_thread(lock, deadline);
-  if (!ok) throw PoolExhausted("no database connection free within the checkout timeout");
-  ++in_use_;
+  // Nobody passes those already in line, or under load the I/O thread's fibers, which run right
+  // after a release on the same thread, would take every slot before a waiting thread woke.
+  if (waiters_.empty() && in_use_ < size_) {
+    ++in_use_;
+  } else if (!wait_in_line(lock, deadline)) {
+    throw PoolExhausted("no database connection free within the checkout timeout");
+  }
   std::vector<std::unique_ptr<PooledConnection>> dead;
   while (!idle_.empty()) {
     auto conn = std::move(idle_.back());
@@ -72,44 +75,47 @@ ConnectionPool::Lease ConnectionPool::acquire(std::chrono::milliseconds timeout)
   } catch (...) {
     std::lock_guard relock(mutex_);
     --in_use_;
-    announce_free_slot();
+    hand_on_free_slot();
     throw;
   }
 }
 
-bool ConnectionPool::wait_for_slot_on_thread(std::unique_lock<std::mutex>& lock,
-                                             std::chrono::steady_clock::time_point deadline) {
+bool ConnectionPool::wait_in_line(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline) {
+  auto waiter = std::make_shared<Waiter>();
+  waiter->waker = fiber::Waker::for_this_fiber();
+  waiters_.push_back(waiter);
   ++waiting_;
-  bool ok = available_.wait_until(lock, deadline, [&] { return slot_free(); });
-  --waiting_;
-  return ok;
-}
-
-bool ConnectionPool::wait_for_slot_on_fiber(std::unique_lock<std::mutex>& lock,
-                                            std::chrono::steady_clock::time_point deadline) {
-  if (slot_free()) return true;
-  ++waiting_;
-  while (!slot_free() && std::chrono::steady_clock::now() < deadline) {
-    // A waker serves one wake-up: a fresh one for each round. The mutex is never held across the
-    // suspension (release() on another fiber of this thread needs it to wake us).
-    auto waker = fiber::Waker::for_this_fiber();
-    fiber_waiters_.push_back(waker);
+  while (!waiter->granted && std::chrono::steady_clock::now() < deadline) {
+    if (!waiter->waker) {
+      waiter->granted_cv.wait_until(lock, deadline);
+      continue;
+    }
+    // The mutex is never held across a fiber's suspension (a release on another fiber of this
+    // thread needs it to grant us the slot). A waker serves one wake-up: a fresh one per round.
     lock.unlock();
-    waker->wait_until(deadline);
+    bool woken = waiter->waker->wait_until(deadline);
     lock.lock();
-    // Still queued: the deadline came first (or a wake-up raced it); release() pops whom it wakes.
-    std::erase(fiber_waiters_, waker);
+    if (!woken || waiter->granted) continue;
+    waiter->waker = fiber::Waker::for_this_fiber();
   }
   --waiting_;
-  return slot_free();
+  // A slot granted as the deadline passed is taken rather than lost.
+  if (waiter->granted) return true;
+  std::erase(waiters_, waiter);
+  return false;
 }
 
-void ConnectionPool::announce_free_slot() {
-  if (!fiber_waiters_.empty()) {
-    fiber_waiters_.front()->wake();
-    fiber_waiters_.pop_front();
+void ConnectionPool::hand_on_free_slot() {
+  if (waiters_.empty() || in_use_ >= size_) return;
+  auto waiter = std::move(waiters_.front());
+  waiters_.pop_front();
+  waiter->granted = true;
+  ++in_use_;
+  if (waiter->waker) {
+    waiter->waker->wake();
+  } else {
+    waiter->granted_cv.notify_one();
   }
-  available_.notify_one();
 }
 
 void ConnectionPool::release(std::unique_ptr<PooledConnection> conn) {
@@ -118,7 +124,7 @@ void ConnectionPool::release(std::unique_ptr<PooledConnection> conn) {
   std::lock_guard lock(mutex_);
   --in_use_;
   if (healthy) idle_.push_back(std::move(conn));
-  announce_free_slot();
+  hand_on_free_slot();
 }
 
 PoolStats ConnectionPool::stats() const {

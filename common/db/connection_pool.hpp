@@ -87,24 +87,28 @@ class ConnectionPool {
   const std::string& url() const { return url_; }
 
  private:
+  // One caller waiting for a slot: a fiber (waker set) or a thread (woken through `granted_cv`).
+  struct Waiter {
+    std::shared_ptr<fiber::Waker> waker;
+    std::condition_variable granted_cv;
+    bool granted = false;  // a slot was counted in use for it by the one who freed it
+  };
+
   void release(std::unique_ptr<PooledConnection> conn);
-  bool slot_free() const { return !idle_.empty() || in_use_ < size_; }
-  // Waits, the mutex held by `lock` on entry and on return, until a slot is free or `deadline`.
-  bool wait_for_slot_on_thread(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
-  bool wait_for_slot_on_fiber(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
-  // A slot came free (the mutex held): tells the longest-waiting fiber and one waiting thread;
-  // whichever takes the slot first has it, the other waits again.
-  void announce_free_slot();
+  // Waits in line, the mutex held by `lock` on entry and on return; true when a slot was granted.
+  bool wait_in_line(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
+  // A slot came free (the mutex held): the first in line gets it, counted in use on its behalf, so
+  // nobody arriving later (a fiber on the thread that just freed it, say) takes it first.
+  void hand_on_free_slot();
 
   std::string url_;
   SessionOptions options_;
   std::size_t size_;
   std::chrono::milliseconds checkout_timeout_;
   mutable std::mutex mutex_;
-  std::condition_variable available_;
-  // Fibers waiting for a slot, first come first told. A fiber never waits on available_: that would
-  // block its I/O thread and every other fiber on it.
-  std::deque<std::shared_ptr<fiber::Waker>> fiber_waiters_;
+  // Threads and fibers waiting for a slot, served first come first served. A fiber never waits on
+  // a condition variable: that would block its I/O thread and every other fiber on it.
+  std::deque<std::shared_ptr<Waiter>> waiters_;
   std::vector<std::unique_ptr<PooledConnection>> idle_;
   std::size_t in_use_ = 0;
   std::size_t waiting_ = 0;  // threads and fibers
