@@ -7,6 +7,7 @@
 
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/phase_runner.hpp"
+#include "support/fibers.hpp"
 #include "support/test_database.hpp"
 
 namespace idem = rr::idempotency;
@@ -460,6 +461,41 @@ BOOST_FIXTURE_TEST_CASE(a_hook_failing_after_a_creating_call_fails_the_run_with_
   BOOST_TEST(outcome.message == "hook failed at thing_made");
   BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || (lock_token IS NULL) FROM idempotency_keys") ==
              "thing_made true");
+}
+
+
+// Issue 14's fault suite found this as a use after free of an exception object: the runner released
+// a failed key's lock inside its catch clause, and on a request fiber that release suspends (a
+// pool checkout, a round trip); another fiber catching its own exception on the same thread
+// meanwhile corrupted the thread's stack of exceptions being handled. Two fibers fail at once here,
+// each releasing its key: under ASan the old runner fails this test.
+BOOST_AUTO_TEST_CASE(two_fibers_failing_at_once_on_one_thread_each_release_their_key) {
+  idem::PhaseRunner runner(pool);
+  idem::Flow failing = {
+      {"started",
+       [](idem::PhaseContext&) -> idem::PhaseResult {
+         throw idem::TransientFailure(idem::RetryReason::unavailable, "provider down", 1);
+       }},
+  };
+  std::vector<idem::KeyRow> keys;
+  for (const char* name : {"fiber-failure-key-00000001", "fiber-failure-key-00000002"}) {
+    auto result =
+        idem::begin_key(pool.acquire(), {user_id, name, "POST", "/things", "{}", ""}, std::chrono::seconds(90));
+    BOOST_REQUIRE(std::holds_alternative<idem::Acquired>(result));
+    auto& acquired = std::get<idem::Acquired>(result);
+    acquired.section->tx.commit();
+    keys.push_back(acquired.key);
+  }
+  std::vector<idem::Outcome> outcomes(2);
+  rr::testing::run_fibers(
+      {[&] { outcomes[0] = runner.run(failing, keys[0]); }, [&] { outcomes[1] = runner.run(failing, keys[1]); }});
+  for (const auto& outcome : outcomes) {
+    BOOST_TEST(is(outcome, idem::Outcome::Kind::transient));
+    BOOST_TEST(outcome.message == "provider down");
+  }
+  // Both locks were released: the keys are free for the client's retry.
+  BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys WHERE locked_at IS NULL AND idempotency_key LIKE "
+                       "'fiber-failure-key-%'") == "2");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

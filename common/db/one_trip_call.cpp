@@ -174,6 +174,16 @@ pqxx::result run_on_fiber(PGconn* pg, const std::string& query) {
 
 }  // namespace
 
+namespace detail {
+
+std::optional<std::string> call_argument(double value) {
+  char text[32];
+  auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::string(text, end);
+}
+
+}  // namespace detail
+
 std::string one_trip_query(const Call& call, std::chrono::milliseconds statement_timeout,
                            const std::function<std::string(const std::string&)>& escape) {
   std::string query;

@@ -6,6 +6,12 @@
 // to the worker pool while the fiber waits. Off a fiber (workers, daemons, tools) every function
 // here does what a thread would: block in place.
 //
+// One rule for code that may run on a fiber: never suspend inside a catch clause or while an
+// exception unwinds (a destructor). The C++ runtime keeps the exceptions being handled per thread,
+// not per fiber; another fiber catching on the same thread meanwhile corrupts that stack (ASan saw
+// it as a use after free of an exception object). Take what the handler needs, leave the clause,
+// then wait (PhaseRunner::run does so); blocking() runs in place while an exception unwinds.
+//
 // This header is Asio-free on purpose: the database and payment code call it without taking on
 // Asio. fiber_context.hpp is the Asio side, for the server and the leaves' implementations.
 #pragma once

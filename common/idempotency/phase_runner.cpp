@@ -142,11 +142,14 @@ void try_unlock(db::ConnectionPool& pool, const KeyRow& key) {
 
 }  // namespace
 
+// The outcomes below only describe and log: the caller releases the key's lock (release_lock)
+// once it has left the catch clause it made them in. A request fiber must never suspend inside a
+// catch clause: the C++ runtime keeps the exceptions being handled per thread, not per fiber, and
+// another fiber catching on the same thread meanwhile would corrupt that stack.
 Outcome PhaseRunner::database_unavailable(const KeyRow& key, const std::string& message, const std::string& error) {
   // The connection broke, a statement ran past DATABASE_STATEMENT_TIMEOUT, or a COMMIT's outcome is
   // unknown: the key is wherever the database has it (the phase committed or not), and a retry
   // with the same key resumes from there.
-  try_unlock(pool_, key);
   log::warn("database unavailable during a phase",
             {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", error}});
   Outcome out;
@@ -158,7 +161,6 @@ Outcome PhaseRunner::database_unavailable(const KeyRow& key, const std::string& 
 }
 
 Outcome PhaseRunner::failed(const KeyRow& key, const std::string& error) {
-  try_unlock(pool_, key);
   log::error("workflow phase failed", {{"key_id", key.id}, {"recovery_point", key.recovery_point}, {"error", error}});
   Outcome out;
   out.kind = Outcome::Kind::failed;
@@ -167,7 +169,6 @@ Outcome PhaseRunner::failed(const KeyRow& key, const std::string& error) {
 }
 
 Outcome PhaseRunner::conflict(const KeyRow& key, const std::string& what) {
-  try_unlock(pool_, key);
   log::warn("serialization failures persisted past retries", {{"key_id", key.id}, {"error", what}});
   Outcome out;
   out.kind = Outcome::Kind::conflict;
@@ -176,18 +177,26 @@ Outcome PhaseRunner::conflict(const KeyRow& key, const std::string& what) {
   return out;
 }
 
+Outcome PhaseRunner::release_lock(const KeyRow& key, Outcome outcome) {
+  // A lost lock is the new owner's to release; a finished key has none.
+  if (outcome.kind != Outcome::Kind::lock_lost && outcome.kind != Outcome::Kind::finished) try_unlock(pool_, key);
+  return outcome;
+}
+
 Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section, Carried carried) {
   RunnerContext context(*this, key, std::move(section), std::move(carried));
   // A creating call committed the flow's first phase before the run: the hook sees that commit as
   // it sees every other phase's.
   if (context.carried().row && options_.after_commit) {
+    std::optional<Outcome> hook_failed;
     try {
       options_.after_commit(key.recovery_point);
     } catch (const SimulatedCrash&) {
       throw;
     } catch (const std::exception& e) {
-      return failed(key, e.what());  // as for a hook that throws after any other phase
+      hook_failed = failed(key, e.what());  // as for a hook that throws after any other phase
     }
+    if (hook_failed) return release_lock(key, std::move(*hook_failed));
   }
   // A flow is acyclic, so it finishes within as many steps as it has phases.
   for (std::size_t step = 0; step <= flow.size() + 1; ++step) {
@@ -200,9 +209,10 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
     auto phase = flow.find(key.recovery_point);
     if (phase == flow.end()) {
       context.drop_open_section();  // before try_unlock needs a connection of its own
-      return failed(key, "no phase for recovery point " + key.recovery_point);
+      return release_lock(key, failed(key, "no phase for recovery point " + key.recovery_point));
     }
     std::string before = key.recovery_point;
+    std::optional<Outcome> stopped;  // set in a catch clause, acted on after it
     try {
       // Ends (rolls back) an unused creating transaction before any handler below needs a connection.
       struct DropOpenSection {
@@ -218,30 +228,30 @@ Outcome PhaseRunner::run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSecti
     } catch (const SimulatedCrash&) {
       throw;
     } catch (const TransientFailure& e) {
-      try_unlock(pool_, key);
       Outcome transient;
       transient.kind = Outcome::Kind::transient;
       transient.retry_reason = e.reason;
       transient.message = e.what();
       transient.retry_after_seconds = e.retry_after_seconds;
-      return transient;
+      stopped = std::move(transient);
     } catch (const LockLost& e) {
       Outcome lost;
       lost.kind = Outcome::Kind::lock_lost;
       lost.message = e.what();
       log::warn("idempotency key lock lost; the new owner carries on",
                 {{"key_id", key.id}, {"recovery_point", key.recovery_point}});
-      return lost;
+      stopped = std::move(lost);
     } catch (const pqxx::serialization_failure& e) {
-      return conflict(key, e.what());
+      stopped = conflict(key, e.what());
     } catch (const pqxx::deadlock_detected& e) {
-      return conflict(key, e.what());
+      stopped = conflict(key, e.what());
     } catch (const std::exception& e) {
-      if (auto outage = db::outage_message(e)) return database_unavailable(key, *outage, e.what());
-      return failed(key, e.what());
+      auto outage = db::outage_message(e);
+      stopped = outage ? database_unavailable(key, *outage, e.what()) : failed(key, e.what());
     }
+    if (stopped) return release_lock(key, std::move(*stopped));
   }
-  return failed(key, "flow did not finish");
+  return release_lock(key, failed(key, "flow did not finish"));
 }
 
 }  // namespace rr::idempotency

@@ -67,6 +67,8 @@ class PhaseRunner {
   Outcome conflict(const KeyRow& key, const std::string& what);
   Outcome database_unavailable(const KeyRow& key, const std::string& message, const std::string& error);
   Outcome failed(const KeyRow& key, const std::string& error);
+  // Releases the key's lock unless the outcome says it is not ours (lock_lost) or gone (finished).
+  Outcome release_lock(const KeyRow& key, Outcome outcome);
 
   db::ConnectionPool& pool_;
   RunnerOptions options_;
