@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(hostile_client_limits_have_defaults_and_bounds) {
   BOOST_TEST(defaults.max_queued_requests == 256u);
   // The default cap leaves the reserve free below this process's descriptor limit.
   auto limit = rr::http::descriptor_limit();
-  BOOST_TEST(defaults.max_fibers == 64u);
+  BOOST_TEST(defaults.max_fibers == 256u);
   auto reserved = rr::api::reserved_descriptors(defaults.database_pool_size, defaults.worker_threads,
                                                 defaults.max_fibers, defaults.io_threads);
   if (limit) BOOST_TEST(defaults.max_connections == *limit - reserved);

@@ -29,7 +29,7 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.metrics = config::MetricsSettings::from_env(env);
   settings.max_in_flight_per_user = static_cast<std::size_t>(env.integer("API_MAX_IN_FLIGHT_PER_USER", 8, 1, 100000));
   settings.max_queued_requests = static_cast<std::size_t>(env.integer("API_MAX_QUEUED_REQUESTS", 256, 1, 1000000));
-  settings.max_fibers = static_cast<std::size_t>(env.integer("API_FIBERS", 64, 0, 100000));
+  settings.max_fibers = static_cast<std::size_t>(env.integer("API_FIBERS", 256, 0, 100000));
   // Whole seconds, as Prefer: wait=N counts them.
   settings.idempotency_max_wait = std::chrono::seconds(env.integer("IDEMPOTENCY_MAX_WAIT", 10, 0, 300));
   settings.enqueuer_wakeup = jobs::EnqueuerWakeupSettings::from_env(env);

@@ -45,11 +45,11 @@ struct ApiSettings {
   // API_MAX_QUEUED_REQUESTS, default 256: requests waiting for a worker at most; beyond it 503
   // with Retry-After at once.
   std::size_t max_queued_requests = 256;
-  // API_FIBERS, default 64 (0: none): flow requests (POST /rides, cancel) whose user the I/O
+  // API_FIBERS, default 256 (0: none): flow requests (POST /rides, cancel) whose user the I/O
   // thread knows run at most this many at once as fibers on their connection's I/O thread
   // (common/fiber/fiber.hpp), suspended rather than holding a worker while they wait for the
   // database or the provider; beyond it they queue for the workers as before.
-  std::size_t max_fibers = 64;
+  std::size_t max_fibers = 256;
   // IDEMPOTENCY_MAX_WAIT whole seconds, default 10, at most 300 (0 turns waiting off): the longest a request whose key
   // is in flight waits for it when it asks to (Prefer: wait=N, RFC 7240) instead of 409 at once.
   std::chrono::seconds idempotency_max_wait{10};
