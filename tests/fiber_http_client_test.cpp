@@ -19,9 +19,11 @@
 #include "common/fiber/fiber.hpp"
 #include "common/http/client.hpp"
 #include "common/http/server.hpp"
+#include "support/counting_server.hpp"
 #include "support/fibers.hpp"
 
 using namespace std::chrono_literals;
+using rr::test::CountingServer;
 using rr::testing::run_fibers;
 
 namespace {
@@ -59,96 +61,6 @@ rr::http::ClientRequest request_to(std::uint16_t port, const std::string& path, 
   if (method == "POST") request.body = "a=1";
   return request;
 }
-
-// A listening socket on 127.0.0.1 and a free port.
-int listen_on_loopback(std::uint16_t& port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  int yes = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot listen");
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  port = ntohs(addr.sin_port);
-  return fd;
-}
-
-// A bare server that counts the connections it accepts, each served on a thread of its own.
-// Answers every request with "ok"; after `answers_per_connection` answers it closes the
-// connection silently (as a server whose keep-alive timeout passed), without "Connection: close".
-class CountingServer {
- public:
-  explicit CountingServer(int answers_per_connection) : answers_per_connection_(answers_per_connection) {
-    listener_ = listen_on_loopback(port_);
-    acceptor_ = std::thread([this] { accept_all(); });
-  }
-  ~CountingServer() {
-    ::shutdown(listener_, SHUT_RDWR);
-    ::close(listener_);
-    acceptor_.join();
-    {
-      std::lock_guard lock(mutex_);
-      for (int fd : open_) ::shutdown(fd, SHUT_RDWR);  // ends the reads of connections still kept
-    }
-    for (auto& connection : connections_) connection.join();
-  }
-  std::uint16_t port() const { return port_; }
-  int accepted() const { return accepted_; }
-  int requests() const { return requests_; }
-
- private:
-  void accept_all() {
-    for (;;) {
-      int fd = ::accept(listener_, nullptr, nullptr);
-      if (fd < 0) return;
-      ++accepted_;
-      std::lock_guard lock(mutex_);
-      open_.push_back(fd);
-      connections_.emplace_back([this, fd] { serve(fd); });
-    }
-  }
-
-  void serve(int fd) {
-    std::string buffer;
-    char chunk[4096];
-    for (int answered = 0; answered < answers_per_connection_;) {
-      auto end = buffer.find("\r\n\r\n");
-      auto length_at = buffer.find("Content-Length: ");
-      std::size_t body = end != std::string::npos && length_at != std::string::npos && length_at < end
-                             ? std::stoul(buffer.substr(length_at + 16))
-                             : 0;
-      if (end == std::string::npos || buffer.size() < end + 4 + body) {
-        auto n = ::recv(fd, chunk, sizeof chunk, 0);
-        if (n <= 0) break;
-        buffer.append(chunk, static_cast<std::size_t>(n));
-        continue;
-      }
-      buffer.erase(0, end + 4 + body);
-      ++requests_;
-      ++answered;
-      static constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-      ::send(fd, kOk.data(), kOk.size(), MSG_NOSIGNAL);
-    }
-    std::lock_guard lock(mutex_);
-    std::erase(open_, fd);
-    ::close(fd);
-  }
-
-  int answers_per_connection_;
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<int> accepted_{0};
-  std::atomic<int> requests_{0};
-  std::mutex mutex_;
-  std::vector<int> open_;
-  std::vector<std::thread> connections_;
-  std::thread acceptor_;
-};
 
 }  // namespace
 

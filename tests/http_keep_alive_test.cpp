@@ -12,92 +12,13 @@
 #include <thread>
 
 #include "common/http/client.hpp"
+#include "support/counting_server.hpp"
 
 using namespace std::chrono_literals;
+using rr::test::CountingServer;
+using rr::test::listen_on_loopback;
 
 namespace {
-
-// A listening socket on 127.0.0.1 and a free port, for the bare test servers below.
-int listen_on_loopback(std::uint16_t& port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  int yes = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot listen");
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  port = ntohs(addr.sin_port);
-  return fd;
-}
-
-// Answers every request with "ok"; after `answers_per_connection` answers it closes the
-// connection silently (as a server whose keep-alive timeout passed), without "Connection: close".
-class CountingServer {
- public:
-  explicit CountingServer(int answers_per_connection) : answers_per_connection_(answers_per_connection) {
-    listener_ = listen_on_loopback(port_);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~CountingServer() {
-    stopping_ = true;
-    ::shutdown(listener_, SHUT_RDWR);
-    ::close(listener_);
-    thread_.join();
-  }
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/thing"; }
-  int accepted() const { return accepted_; }
-  int requests() const { return requests_; }
-
- private:
-  void serve() {
-    while (!stopping_) {
-      int fd = ::accept(listener_, nullptr, nullptr);
-      if (fd < 0) return;
-      ++accepted_;
-      std::string buffer;
-      char chunk[4096];
-      for (int answered = 0; answered < answers_per_connection_;) {
-        auto end = buffer.find("\r\n\r\n");
-        if (end == std::string::npos) {
-          auto n = ::recv(fd, chunk, sizeof chunk, 0);
-          if (n <= 0) break;
-          buffer.append(chunk, static_cast<std::size_t>(n));
-          continue;
-        }
-        // Bodies are short and arrive with their head in these tests.
-        auto length_at = buffer.find("Content-Length: ");
-        std::size_t body =
-            length_at != std::string::npos && length_at < end ? std::stoul(buffer.substr(length_at + 16)) : 0;
-        if (buffer.size() < end + 4 + body) {
-          auto n = ::recv(fd, chunk, sizeof chunk, 0);
-          if (n <= 0) break;
-          buffer.append(chunk, static_cast<std::size_t>(n));
-          continue;
-        }
-        buffer.erase(0, end + 4 + body);
-        ++requests_;
-        ++answered;
-        static constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-        ::send(fd, kOk.data(), kOk.size(), MSG_NOSIGNAL);
-      }
-      ::close(fd);
-    }
-  }
-
-  int answers_per_connection_;
-  int listener_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> accepted_{0};
-  std::atomic<int> requests_{0};
-  std::thread thread_;
-};
 
 // http::Client and interim (1xx) responses.
 //

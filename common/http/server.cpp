@@ -1,6 +1,6 @@
 // The HTTP/1.1 server: an acceptor and one session per connection on the I/O threads, handlers
-// on a worker pool. With client.cpp and beast_response.cpp, the only translation units that
-// include Beast and Asio.
+// on a worker pool or as fibers on the I/O threads. With the client's and beast_response.cpp, the
+// translation units that include Beast (common/fiber/ includes Asio for the fibers).
 #include "common/http/server.hpp"
 
 #include "common/http/beast_response.hpp"

@@ -1,6 +1,7 @@
-// An HTTP/1.1 server on Boost.Beast/Asio: I/O threads do only I/O, and each complete request is
-// handed to a worker pool that runs the (blocking) handler. Used by the API and the stand-in
-// provider, and by the daemons' optional metrics endpoints.
+// An HTTP/1.1 server on Boost.Beast/Asio: I/O threads read and write, and each complete request is
+// answered there by the triage, handed to a worker pool that runs the (blocking) handler, or run
+// as a fiber on its I/O thread (Lane::fibers) when its handler's waits suspend rather than block.
+// Used by the API and the stand-in provider, and by the daemons' optional metrics endpoints.
 #pragma once
 
 #include <chrono>
