@@ -84,21 +84,17 @@ bool ConnectionPool::wait_in_line(std::unique_lock<std::mutex>& lock, std::chron
   auto waiter = std::make_shared<Waiter>();
   waiter->waker = fiber::Waker::for_this_fiber();
   waiters_.push_back(waiter);
-  ++waiting_;
   while (!waiter->granted && std::chrono::steady_clock::now() < deadline) {
     if (!waiter->waker) {
       waiter->granted_cv.wait_until(lock, deadline);
       continue;
     }
     // The mutex is never held across a fiber's suspension (a release on another fiber of this
-    // thread needs it to grant us the slot). A waker serves one wake-up: a fresh one per round.
+    // thread needs it to grant us the slot). Only a grant wakes the waker, so a wake-up ends the wait.
     lock.unlock();
-    bool woken = waiter->waker->wait_until(deadline);
+    waiter->waker->wait_until(deadline);
     lock.lock();
-    if (!woken || waiter->granted) continue;
-    waiter->waker = fiber::Waker::for_this_fiber();
   }
-  --waiting_;
   // A slot granted as the deadline passed is taken rather than lost.
   if (waiter->granted) return true;
   std::erase(waiters_, waiter);
@@ -129,7 +125,7 @@ void ConnectionPool::release(std::unique_ptr<PooledConnection> conn) {
 
 PoolStats ConnectionPool::stats() const {
   std::lock_guard lock(mutex_);
-  return {size_, in_use_, idle_.size(), waiting_};
+  return {size_, in_use_, idle_.size(), waiters_.size()};
 }
 
 }  // namespace rr::db

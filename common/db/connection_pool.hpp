@@ -106,12 +106,12 @@ class ConnectionPool {
   std::size_t size_;
   std::chrono::milliseconds checkout_timeout_;
   mutable std::mutex mutex_;
-  // Threads and fibers waiting for a slot, served first come first served. A fiber never waits on
-  // a condition variable: that would block its I/O thread and every other fiber on it.
+  // Threads and fibers waiting for a slot (PoolStats::waiting), served first come first served. A
+  // fiber never waits on a condition variable: that would block its I/O thread and every other
+  // fiber on it.
   std::deque<std::shared_ptr<Waiter>> waiters_;
   std::vector<std::unique_ptr<PooledConnection>> idle_;
   std::size_t in_use_ = 0;
-  std::size_t waiting_ = 0;  // threads and fibers
 };
 
 }  // namespace rr::db
