@@ -1,6 +1,7 @@
 // One-round-trip function calls: rendering and running the simple query.
 #include "common/db/one_trip_call.hpp"
 
+#include <charconv>
 #include <optional>
 #include <utility>
 

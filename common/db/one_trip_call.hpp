@@ -9,7 +9,6 @@
 // plan and the statements inside a PL/pgSQL function keep their cached plans.
 #pragma once
 
-#include <charconv>
 #include <chrono>
 #include <functional>
 #include <optional>

@@ -2,8 +2,6 @@
 // (sleep, a hand-off to the workers, a wake-up from another thread, a socket's readiness).
 #include <atomic>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
@@ -24,7 +22,7 @@ using error_code = boost::system::error_code;
 
 thread_local Context* running = nullptr;
 
-class TimerWaker : public Waker {
+class TimerWaker : public Waker, public std::enable_shared_from_this<TimerWaker> {
  public:
   explicit TimerWaker(const asio::any_io_executor& executor) : timer_(executor) {}
 
@@ -40,17 +38,12 @@ class TimerWaker : public Waker {
     if (woken_.exchange(true)) return;
     // The timer belongs to the fiber's thread: cancel it there. A wake before the wait began is
     // seen by wait_until's check; one after it finds the wait and ends it.
-    asio::post(timer_.get_executor(), [self = shared_from_this_waker()] { self->timer_.cancel(); });
+    asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
   }
 
-  void hold(std::shared_ptr<TimerWaker> self) { self_ = self; }
-
  private:
-  std::shared_ptr<TimerWaker> shared_from_this_waker() { return self_.lock(); }
-
   asio::steady_timer timer_;
   std::atomic<bool> woken_{false};
-  std::weak_ptr<TimerWaker> self_;
 };
 
 }  // namespace
@@ -92,9 +85,7 @@ void sleep_for(std::chrono::milliseconds duration) {
 
 std::shared_ptr<Waker> Waker::for_this_fiber() {
   if (!active()) return nullptr;
-  auto waker = std::make_shared<TimerWaker>(running->yield.get_executor());
-  waker->hold(waker);
-  return waker;
+  return std::make_shared<TimerWaker>(running->yield.get_executor());
 }
 
 struct SocketWatch::Impl {
@@ -105,6 +96,13 @@ struct SocketWatch::Impl {
     descriptor.release();  // the socket is libpq's: deregister it, never close it
   }
   bool wait(asio::posix::descriptor_base::wait_type type, std::chrono::steady_clock::time_point deadline) {
+    error_code ec;
+    // Without a deadline (a one-trip call, bounded by the server's statement_timeout) no timer is
+    // armed: that is two SQL waits per request that schedule and cancel nothing.
+    if (deadline == std::chrono::steady_clock::time_point::max()) {
+      suspended([&](auto& yield) { descriptor.async_wait(type, yield[ec]); });
+      return true;
+    }
     bool timed_out = false;
     timer.expires_at(deadline);
     timer.async_wait([this, &timed_out](error_code ec) {
@@ -113,7 +111,6 @@ struct SocketWatch::Impl {
       error_code ignored;
       descriptor.cancel(ignored);
     });
-    error_code ec;
     suspended([&](auto& yield) { descriptor.async_wait(type, yield[ec]); });
     timer.cancel();
     return !timed_out;

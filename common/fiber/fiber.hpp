@@ -87,7 +87,7 @@ class SocketWatch {
   ~SocketWatch();
   SocketWatch(const SocketWatch&) = delete;
   SocketWatch& operator=(const SocketWatch&) = delete;
-  // False when `deadline` passed first.
+  // False when `deadline` passed first; time_point::max() waits with no timer at all.
   bool wait_readable(std::chrono::steady_clock::time_point deadline);
   bool wait_writable(std::chrono::steady_clock::time_point deadline);
 

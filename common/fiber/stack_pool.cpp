@@ -41,8 +41,6 @@ thread_local FreeStacks free_stacks;
 
 }  // namespace
 
-std::size_t fiber_stack_size() { return kStackSize; }
-
 boost::context::stack_context PooledStacks::allocate() {
   Mapping mapping{};
   if (!free_stacks.kept.empty()) {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <boost/context/stack_context.hpp>
-#include <cstddef>
 
 namespace rr::fiber {
 
@@ -14,8 +13,5 @@ class PooledStacks {
   boost::context::stack_context allocate();
   void deallocate(boost::context::stack_context& stack) noexcept;
 };
-
-// The usable size of each stack (the guard page comes on top).
-std::size_t fiber_stack_size();
 
 }  // namespace rr::fiber
