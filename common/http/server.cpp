@@ -22,6 +22,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/context/fiber.hpp>
 #include <condition_variable>
 #include <iterator>
 #include <mutex>
@@ -32,7 +33,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/context/fiber.hpp>
 #include "common/base/log.hpp"
 #include "common/base/throttled_warning.hpp"
 #include "common/fiber/fiber_context.hpp"
@@ -190,26 +190,25 @@ struct ServerCore {
     }
   }
 
-  // A place among the running fibers, or false at max_fibers.
-  bool try_start_fiber() {
-    auto current = fibers.load();
+  // Counts one more in `count` unless it is at `limit` already; false then.
+  static bool take_place_below(std::atomic<std::size_t>& count, std::size_t limit) {
+    auto current = count.load();
     do {
-      if (current >= options.max_fibers) return false;
-    } while (!fibers.compare_exchange_weak(current, current + 1));
+      if (current >= limit) return false;
+    } while (!count.compare_exchange_weak(current, current + 1));
     return true;
   }
 
-  // A place in the workers' queue, or false when it is full.
+  // A place among the running fibers, or false at max_fibers (0: no fibers).
+  bool try_start_fiber() { return take_place_below(fibers, options.max_fibers); }
+
+  // A place in the workers' queue, or false when it is full (max_queued_requests 0: no bound).
   bool try_enqueue() {
     if (options.max_queued_requests == 0) {
       ++queued;
       return true;
     }
-    auto current = queued.load();
-    do {
-      if (current >= options.max_queued_requests) return false;
-    } while (!queued.compare_exchange_weak(current, current + 1));
-    return true;
+    return take_place_below(queued, options.max_queued_requests);
   }
 
   std::vector<std::shared_ptr<Session>> live_sessions() {
