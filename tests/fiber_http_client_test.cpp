@@ -54,12 +54,7 @@ class ServerEvents {
 };
 
 rr::http::ClientRequest request_to(std::uint16_t port, const std::string& path, const std::string& method = "GET") {
-  rr::http::ClientRequest request;
-  request.method = method;
-  request.url = "http://127.0.0.1:" + std::to_string(port) + path;
-  request.timeout = 20000ms;
-  if (method == "POST") request.body = "a=1";
-  return request;
+  return rr::test::request_to("http://127.0.0.1:" + std::to_string(port) + path, method, 20000ms);
 }
 
 }  // namespace

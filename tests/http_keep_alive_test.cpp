@@ -17,6 +17,7 @@
 using namespace std::chrono_literals;
 using rr::test::CountingServer;
 using rr::test::listen_on_loopback;
+using rr::test::request_to;
 
 namespace {
 
@@ -91,15 +92,6 @@ rr::http::ClientRequest charge_request(const std::string& url, const std::string
   request.headers = {{"Idempotency-Key", key}, {"Content-Type", "application/x-www-form-urlencoded"}};
   request.body = "amount=100";
   request.timeout = 2000ms;
-  return request;
-}
-
-rr::http::ClientRequest request_to(const std::string& url, const std::string& method = "GET") {
-  rr::http::ClientRequest request;
-  request.method = method;
-  request.url = url;
-  request.timeout = 5000ms;
-  if (method == "POST") request.body = "a=1";
   return request;
 }
 

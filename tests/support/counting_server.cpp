@@ -11,6 +11,16 @@
 
 namespace rr::test {
 
+rr::http::ClientRequest request_to(const std::string& url, const std::string& method,
+                                   std::chrono::milliseconds timeout) {
+  rr::http::ClientRequest request;
+  request.method = method;
+  request.url = url;
+  request.timeout = timeout;
+  if (method == "POST") request.body = "a=1";
+  return request;
+}
+
 int listen_on_loopback(std::uint16_t& port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   int yes = 1;

@@ -3,13 +3,20 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/http/client.hpp"
+
 namespace rr::test {
+
+// A request to one of these servers; a POST carries the small form body "a=1".
+rr::http::ClientRequest request_to(const std::string& url, const std::string& method = "GET",
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 // A listening socket on 127.0.0.1 and a free port (written to `port`).
 int listen_on_loopback(std::uint16_t& port);
