@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 
 #include "common/base/log.hpp"
+#include "common/fiber/fiber.hpp"
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "common/http/server.hpp"
@@ -117,7 +117,7 @@ http::Response Mock::api(const http::Request& request, const std::string& reques
     latency = faults_.latency;
   }
   // Outside the lock: a slow provider is slow for everyone at once, not one request at a time.
-  if (latency.count() > 0) std::this_thread::sleep_for(latency);
+  if (latency.count() > 0) fiber::sleep_for(latency);  // a fiber's sleep, or the worker's
 
   auto token = bearer_token(request);
   if (!token) {

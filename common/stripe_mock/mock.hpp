@@ -45,8 +45,9 @@ class Mock {
   // `api_key` empty accepts any Bearer token; `seed` makes ids and injected faults reproducible.
   Mock(std::string api_key, Faults faults, std::uint64_t seed);
 
-  // Thread-safe. Sleeps for the configured latency on /v1/ requests, so it must run on a worker
-  // thread. A dropped charge or refund comes back carrying http::kDropConnectionHeader.
+  // Thread-safe. Waits for the configured latency on /v1/ requests (fiber::sleep_for: a request
+  // fiber suspends, a worker thread sleeps; never on a thread that must not block). A dropped
+  // charge or refund comes back carrying http::kDropConnectionHeader.
   http::Response handle(const http::Request& request);
 
  private:
