@@ -63,4 +63,21 @@ BOOST_AUTO_TEST_CASE(size_zero_or_ttl_zero_remembers_nothing) {
   BOOST_TEST(no_time.find(1, "key-a") == nullptr);
 }
 
+BOOST_AUTO_TEST_CASE(request_bytes_compare_every_part_and_where_it_ends) {
+  auto stored = FinishedResponses::request_bytes("POST", "/rides", "application/json", "{\"a\":1}");
+  BOOST_TEST(FinishedResponses::same_request_bytes(stored, "POST", "/rides", "application/json", "{\"a\":1}"));
+  BOOST_TEST(!FinishedResponses::same_request_bytes(stored, "POST", "/rides", "application/json", "{\"a\":2}"));
+  BOOST_TEST(!FinishedResponses::same_request_bytes(stored, "POST", "/rides", "text/plain", "{\"a\":1}"));
+  BOOST_TEST(!FinishedResponses::same_request_bytes(stored, "POST", "/rides?x", "application/json", "{\"a\":1}"));
+  BOOST_TEST(!FinishedResponses::same_request_bytes(stored, "PUT", "/rides", "application/json", "{\"a\":1}"));
+  // The same characters split differently between the parts are another request.
+  BOOST_TEST(!FinishedResponses::same_request_bytes(stored, "POST", "/ride", "sapplication/json", "{\"a\":1}"));
+  BOOST_TEST(!FinishedResponses::same_request_bytes(stored, "POST", "/rides", "application/json{", "\"a\":1}"));
+  // Nothing stored (a large body, or an entry made without bytes) matches nothing.
+  BOOST_TEST(FinishedResponses::request_bytes("POST", "/rides", "", std::string(1025, 'x')).empty());
+  BOOST_TEST(!FinishedResponses::same_request_bytes("", "POST", "/rides", "", ""));
+  auto empty_body = FinishedResponses::request_bytes("POST", "/rides", "", "");
+  BOOST_TEST(FinishedResponses::same_request_bytes(empty_body, "POST", "/rides", "", ""));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -119,6 +119,41 @@ BOOST_AUTO_TEST_CASE(a_replay_of_a_key_this_process_finished_is_answered_from_me
   BOOST_TEST(stripe.charges() == 1);
 }
 
+// A retry sending the same bytes is replayed from memory without its parameters being read again
+// (FinishedResponses::request_bytes); the same body under another Content-Type is another request
+// and goes the whole way, as do a bad token and a bad key before any lookup.
+BOOST_AUTO_TEST_CASE(only_the_same_bytes_skip_reading_the_parameters_of_a_replay) {
+  auto key = new_key();
+  auto first = post_ride(key);
+  BOOST_REQUIRE(first.status == 201);
+  auto same = app->handle_in_memory(ride_request(key, kDefaultForm, "application/x-www-form-urlencoded", std::nullopt));
+  BOOST_REQUIRE(same.has_value());
+  BOOST_TEST(same->status == 201);
+  BOOST_TEST(same->body == first.body);
+  BOOST_TEST(response_header(*same, "Idempotent-Replayed").value_or("") == "true");
+  BOOST_TEST(response_header(*same, "Idempotency-Key").value_or("") == key);
+  // The form's bytes read as JSON are no JSON at all: 400, as for a new key, not the replay.
+  auto as_json = app->handle_in_memory(ride_request(key, kDefaultForm, kJson, std::nullopt));
+  BOOST_REQUIRE(as_json.has_value());
+  BOOST_TEST(as_json->status == 400, as_json->body);
+  BOOST_TEST(!response_header(*as_json, "Idempotent-Replayed").has_value());
+  // Equal values spelled otherwise are still the same request: replayed, by their canonical form.
+  auto respelled = post_ride_in_memory(key,
+                                       "target_lon=-122.2712&origin_lat=37.77490&origin_lon=-122.4194&"
+                                       "target_lat=37.8044");
+  BOOST_REQUIRE(respelled.has_value());
+  BOOST_TEST(respelled->status == 201);
+  BOOST_TEST(respelled->body == first.body);
+  // Another token of the right form, which no cache holds: never a replay from memory.
+  auto other_token = token;
+  other_token.back() = other_token.back() == '0' ? '1' : '0';
+  BOOST_TEST(!app->handle_in_memory(ride_request(key, kDefaultForm, "application/x-www-form-urlencoded", other_token))
+                  .has_value());
+  BOOST_TEST(post_ride(key, kDefaultForm, "application/x-www-form-urlencoded", other_token).status == 401);
+  BOOST_TEST(count("rides") == "1");
+  BOOST_TEST(stripe.charges() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(memory_never_answers_for_another_user) {
   auto key = new_key();
   BOOST_REQUIRE(post_ride(key).status == 201);

@@ -64,6 +64,8 @@ FlowRequest::FlowRequest(const http::Request& request, const flows::FoundFlow& f
       path(request.path),
       params_json(found.flow->read_params(request, found.arguments)),
       fingerprint(idempotency::FinishedResponses::fingerprint(found.flow->method, request.path, params_json)),
+      request_bytes(idempotency::FinishedResponses::request_bytes(
+          request.method, request.target, request.header("Content-Type").value_or(""), request.body)),
       remote_address(request.remote_address),
       preferred_wait(http::preferred_wait_seconds(request.headers)),
       wait_deadline(request.wait_deadline) {}
@@ -86,10 +88,30 @@ std::optional<http::Response> FlowEndpoint::replay_from_memory(std::int64_t user
   return stored_answer(finished->status, finished->body, true);
 }
 
+// A retry that sends the very bytes of a request this process saw finish: its parameters are that
+// request's, so neither reading them nor their canonical form is needed. The token's and the key's
+// checks come first, in the contract's order, as for any request.
+std::optional<http::Response> FlowEndpoint::replay_of_the_same_bytes(const http::Request& request) {
+  auto token = parse_bearer_token(request);
+  auto key = parse_idempotency_key(request);
+  auto user = auth::cached_user(deps_.tokens, token);
+  if (!user) return std::nullopt;
+  auto finished = deps_.finished.find(user->id, key);
+  if (!finished ||
+      !idempotency::FinishedResponses::same_request_bytes(finished->request_bytes, request.method, request.target,
+                                                          request.header("Content-Type").value_or(""), request.body)) {
+    return std::nullopt;
+  }
+  auto answer = stored_answer(finished->status, finished->body, true);
+  answer.with_header("Idempotency-Key", std::move(key));
+  return answer;
+}
+
 std::optional<http::Response> FlowEndpoint::answer_in_memory(const http::Request& request,
                                                              const flows::FoundFlow& found) {
   std::optional<FlowRequest> flow_request;
   try {
+    if (auto replay = replay_of_the_same_bytes(request)) return replay;
     flow_request.emplace(request, found);
   } catch (const ApiError& e) {
     return error_response(e);  // validation needs no I/O either
@@ -156,7 +178,8 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
     }
 
     if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {
-      deps_.finished.remember(user->id, request.key, {request.fingerprint, replay->status, replay->body});
+      deps_.finished.remember(user->id, request.key,
+                              {request.fingerprint, replay->status, replay->body, request.request_bytes});
       return replayed(stored_answer(replay->status, std::move(replay->body), true));
     }
     if (std::holds_alternative<idempotency::InFlight>(acquired)) {
@@ -181,7 +204,8 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
     fiber::sleep_for(jitter(std::chrono::milliseconds(20) * (attempt + 1)));
   }
   if (outcome.kind == idempotency::Outcome::Kind::finished) {
-    deps_.finished.remember(user->id, request.key, {request.fingerprint, outcome.result.code, outcome.result.body});
+    deps_.finished.remember(user->id, request.key,
+                            {request.fingerprint, outcome.result.code, outcome.result.body, request.request_bytes});
   }
   auto answer = answer_for(std::move(outcome));
   mark_wait_applied(answer, wait);

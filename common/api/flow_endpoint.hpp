@@ -34,6 +34,7 @@ struct FlowRequest {
   std::string path;
   std::string params_json;  // canonical: equal values give equal text
   std::string fingerprint;
+  std::string request_bytes;  // FinishedResponses::request_bytes; empty for run_for_user
   std::string remote_address;
   std::optional<std::uint64_t> preferred_wait;                         // Prefer: wait=N, seconds (before the cap)
   std::optional<std::chrono::steady_clock::time_point> wait_deadline;  // Request::wait_deadline
@@ -78,6 +79,7 @@ class FlowEndpoint {
 
  private:
   std::optional<http::Response> replay_from_memory(std::int64_t user_id, const FlowRequest& request);
+  std::optional<http::Response> replay_of_the_same_bytes(const http::Request& request);
   http::Response run(const FlowRequest& request, std::optional<auth::User> user);
 
   Dependencies deps_;

@@ -21,6 +21,9 @@ struct FinishedResponse {
   std::string request_fingerprint;  // method, path and canonical parameters of the request that finished
   int status = 0;
   std::string body;
+  // That request's bytes as sent (request_bytes()), or empty: a retry that sends the same bytes is
+  // the same request, replayed without parsing its parameters again.
+  std::string request_bytes = {};
 };
 
 class FinishedResponses {
@@ -35,6 +38,17 @@ class FinishedResponses {
   // What identifies a request for "same key, same request?": equal canonical parameters mean
   // equal values (the canonical form is produced from parsed numbers).
   static std::string fingerprint(std::string_view method, std::string_view path, std::string_view params_json);
+
+  // What decides a request's parameters, as sent: method, target (path and query), Content-Type
+  // (which reading the body takes) and body. Equal bytes mean equal parameters, validated the same
+  // way. Empty for a body above kMaxRequestBytesBody: a large body is not kept twice per entry.
+  static constexpr std::size_t kMaxRequestBytesBody = 1024;
+  static std::string request_bytes(std::string_view method, std::string_view target, std::string_view content_type,
+                                   std::string_view body);
+  // Whether `stored` (request_bytes() of an earlier request, not empty) equals this request's,
+  // without building the latter.
+  static bool same_request_bytes(std::string_view stored, std::string_view method, std::string_view target,
+                                 std::string_view content_type, std::string_view body);
 
  private:
   static void append_cache_key(std::string& out, std::int64_t user_id, std::string_view idempotency_key);
