@@ -6,6 +6,8 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libboost1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
   libpqxx-dev libpq-dev libhiredis-dev rapidjson-dev prometheus-cpp-dev libboost-url1.81-dev libboost-context1.81-dev libssl-dev libsystemd-dev
+  # tcmalloc_minimal, the allocator every binary links outside sanitized builds (CMakeLists.txt).
+  libgoogle-perftools-dev
   postgresql-15 redis-server pgbouncer haproxy ruby-foreman curl ca-certificates wrk
   systemd procps iproute2 python3 nodejs
   # Tests only: Debian's Sidekiq 6.4 works the enqueuer's jobs (tests/sidekiq_compat_test.cpp);
