@@ -3,62 +3,37 @@
 // anything else means "unknown, retry later with the same key".
 #include "common/payments/stripe_client.hpp"
 
-#include <rapidjson/document.h>
-
 #include <string>
 
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
+#include "common/payments/provider_answer.hpp"
 
 namespace rr::payments {
-namespace {
 
-// A string member of a JSON object, or "" when absent or not a string.
-std::string string_member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return "";
-  auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsString()) return "";
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
-// The provider's error message, falling back to a description of the status.
-std::string error_message(const rapidjson::Document& body, bool parsed, int status) {
-  if (parsed && body.IsObject()) {
-    auto error = body.FindMember("error");
-    if (error != body.MemberEnd()) {
-      auto message = string_member(error->value, "message");
-      if (!message.empty()) return message;
-    }
-  }
-  return "payment provider answered HTTP " + std::to_string(status);
-}
-
-}  // namespace
-
-// What one POST got: either no answer (transport_error says why) or a status and its body.
+// What one POST got: either no answer (transport_error says why) or a status and what its body
+// says (read_provider_answer).
 struct StripeClient::Answer {
   bool arrived = false;
   std::string transport_error;
   bool timed_out = false;
   int status = 0;
-  rapidjson::Document body;
-  bool parsed = false;  // the body is JSON
+  ProviderAnswerFields body;
 
   bool success() const { return arrived && status >= 200 && status < 300; }
-  std::string error_message() const { return payments::error_message(body, parsed, status); }
-  std::string error_code() const {
-    if (!parsed || !body.IsObject()) return "";
-    auto error = body.FindMember("error");
-    return error == body.MemberEnd() ? "" : string_member(error->value, "code");
+  // The provider's error message, falling back to a description of the status.
+  std::string error_message() const {
+    if (!body.message.empty()) return body.message;
+    return "payment provider answered HTTP " + std::to_string(status);
   }
+  std::string error_code() const { return body.code; }
   // The id of the object a 2xx created, or why there is none.
   std::string created_id(std::string& problem) const {
-    std::string id = parsed ? string_member(body, "id") : "";
-    if (id.empty()) {
-      problem =
-          parsed ? "payment provider answered without an id" : "payment provider answered with a body that is not JSON";
+    if (body.id.empty()) {
+      problem = body.json ? "payment provider answered without an id"
+                          : "payment provider answered with a body that is not JSON";
     }
-    return id;
+    return body.id;
   }
 };
 
@@ -91,8 +66,7 @@ StripeClient::Answer StripeClient::post_form(const std::string& path,
   }
   answer.arrived = true;
   answer.status = response.status;
-  answer.body.Parse(response.body.data(), response.body.size());
-  answer.parsed = !answer.body.HasParseError();
+  answer.body = read_provider_answer(response.body);
   return answer;
 }
 

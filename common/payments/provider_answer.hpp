@@ -1,0 +1,24 @@
+// What the Stripe client reads of a provider's JSON answer: the created object's id, and an
+// error's message and code. Nothing else of a charge or refund object is read, so no document is
+// built: RapidJSON's SAX reader walks the body once and keeps these three strings, its stack in a
+// buffer of its own (a charge object is a few kilobytes of fields; building its DOM was most of
+// what reading the answer cost a request).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace rr::payments {
+
+struct ProviderAnswerFields {
+  bool json = false;    // the body is well-formed JSON
+  std::string id;       // the top-level object's "id", when a string
+  std::string message;  // "error": {"message": ...}, when both are what they should be
+  std::string code;     // "error": {"code": ...}
+};
+
+// Like looking the members up in a parsed document: the first member of a name counts, a member
+// of another type reads as absent, and a body that is not JSON gives json = false and no fields.
+ProviderAnswerFields read_provider_answer(std::string_view body);
+
+}  // namespace rr::payments

@@ -1,0 +1,70 @@
+// Reading a provider's answer without a document (common/payments/provider_answer.hpp): the id of
+// a created object, an error's message and code, and the cases a parsed document's lookups would
+// read as absent. No network: the bodies are Stripe's shapes, written out.
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "common/payments/provider_answer.hpp"
+
+using rr::payments::read_provider_answer;
+
+BOOST_AUTO_TEST_SUITE(provider_answer)
+
+BOOST_AUTO_TEST_CASE(a_charge_object_gives_its_top_level_id_only) {
+  auto fields = read_provider_answer(
+      R"({"id":"ch_123","object":"charge","amount":2000,"paid":true,"refunded":false,"captured":null,)"
+      R"("outcome":{"id":"not_this_one","type":"authorized"},"refunds":{"data":[{"id":"re_1"}],"has_more":false},)"
+      R"("metadata":{"error":{"message":"not an error"}},"payment_method_details":{"card":{"brand":"visa"}}})");
+  BOOST_TEST(fields.json);
+  BOOST_TEST(fields.id == "ch_123");
+  BOOST_TEST(fields.message == "");
+  BOOST_TEST(fields.code == "");
+}
+
+BOOST_AUTO_TEST_CASE(an_error_gives_its_message_and_code) {
+  auto fields = read_provider_answer(
+      R"({"error":{"type":"card_error","code":"card_declined","decline_code":"generic_decline",)"
+      R"("message":"Your card was declined.","charge":"ch_9","param":{"message":"nested, not it"}}})");
+  BOOST_TEST(fields.json);
+  BOOST_TEST(fields.id == "");
+  BOOST_TEST(fields.message == "Your card was declined.");
+  BOOST_TEST(fields.code == "card_declined");
+}
+
+BOOST_AUTO_TEST_CASE(escapes_are_decoded_and_the_first_member_of_a_name_counts) {
+  auto fields = read_provider_answer(R"({"id":"ch_\u0041\"b","id":"ch_second","error":{"message":"a\nb"},)"
+                                     R"("error":{"message":"second"}})");
+  BOOST_TEST(fields.id == "ch_A\"b");
+  BOOST_TEST(fields.message == "a\nb");
+}
+
+BOOST_AUTO_TEST_CASE(members_of_another_type_read_as_absent) {
+  auto fields = read_provider_answer(R"({"id":42,"error":"declined"})");
+  BOOST_TEST(fields.json);
+  BOOST_TEST(fields.id == "");
+  BOOST_TEST(fields.message == "");
+  // The first "id" is a number: a later string "id" is not taken instead.
+  BOOST_TEST(read_provider_answer(R"({"id":null,"id":"ch_1"})").id == "");
+  // Not an object at the top: nothing to read.
+  auto array = read_provider_answer(R"([{"id":"ch_1"}])");
+  BOOST_TEST(array.json);
+  BOOST_TEST(array.id == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_body_that_is_not_json_gives_no_fields) {
+  for (std::string body : {"", "<html>Bad Gateway</html>", R"({"id":"ch_1")", R"({"id":"ch_1"} trailing)",
+                           R"({"error":{"message":"cut off)"}) {
+    auto fields = read_provider_answer(body);
+    BOOST_TEST(!fields.json, body);
+    BOOST_TEST(fields.id == "", body);
+    BOOST_TEST(fields.message == "", body);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_long_string_outgrows_the_stack_buffer_and_is_still_read_whole) {
+  std::string message(10000, 'x');
+  auto fields = read_provider_answer(R"({"error":{"message":")" + message + R"("}})");
+  BOOST_TEST(fields.message == message);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
