@@ -4,10 +4,27 @@
 #include "common/auth/tokens.hpp"
 
 namespace rr::auth {
+namespace {
+
+// A request asks for its token's user more than once on its way (the I/O thread's replay check
+// and admission, then the flow): each thread keeps its last token's hash, so one token is hashed
+// once per run of requests from it on that thread. So each thread holds one token in memory, the
+// last it saw, until the next replaces it (the cache itself keeps hashes only).
+const std::string& token_hash(std::string_view token) {
+  thread_local std::string last_token;
+  thread_local std::string last_hash;
+  if (last_hash.empty() || token != last_token) {
+    last_hash = sha256(token);
+    last_token.assign(token);
+  }
+  return last_hash;
+}
+
+}  // namespace
 
 std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::Lease& conn, std::string_view token) {
   if (!looks_like_token(token)) return std::nullopt;
-  std::string hash = sha256(token);
+  std::string hash = token_hash(token);
   if (auto user = cache.find(hash)) return user;
   auto user = authenticate(conn, token);
   if (user) cache.remember(hash, *user);
@@ -16,7 +33,7 @@ std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::L
 
 std::optional<User> cached_user(TokenCache& cache, std::string_view token) {
   if (!looks_like_token(token)) return std::nullopt;
-  return cache.find(sha256(token));
+  return cache.find(token_hash(token));
 }
 
 }  // namespace rr::auth

@@ -3,6 +3,7 @@
 
 #include <rapidjson/document.h>
 
+#include <cctype>
 #include <charconv>
 
 namespace rr::rides {
@@ -18,6 +19,28 @@ std::string to_json(const RideParams& p) {
   return "{\"origin_lat\":" + format_coordinate(p.origin_lat) + ",\"origin_lon\":" + format_coordinate(p.origin_lon) +
          ",\"target_lat\":" + format_coordinate(p.target_lat) + ",\"target_lon\":" + format_coordinate(p.target_lon) +
          "}";
+}
+
+std::optional<std::array<std::string_view, 4>> canonical_coordinates(std::string_view params_json) {
+  static constexpr std::array<std::string_view, 4> kOpenings = {
+      "{\"origin_lat\":", ",\"origin_lon\":", ",\"target_lat\":", ",\"target_lon\":"};
+  std::array<std::string_view, 4> texts;
+  std::string_view rest = params_json;
+  for (std::size_t i = 0; i < kOpenings.size(); ++i) {
+    if (!rest.starts_with(kOpenings[i])) return std::nullopt;
+    rest.remove_prefix(kOpenings[i].size());
+    // What format_coordinate writes: an optional minus, digits, '.', 'e', '+' or '-' after 'e'.
+    std::size_t length = 0;
+    while (length < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[length])) || rest[length] == '.' ||
+                                    rest[length] == 'e' || rest[length] == '-' || rest[length] == '+')) {
+      ++length;
+    }
+    if (length == 0) return std::nullopt;
+    texts[i] = rest.substr(0, length);
+    rest.remove_prefix(length);
+  }
+  if (rest != "}") return std::nullopt;
+  return texts;
 }
 
 std::optional<RideParams> from_json(const std::string& json) {
