@@ -61,6 +61,24 @@ BOOST_AUTO_TEST_CASE(a_body_that_is_not_json_gives_no_fields) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(asked_for_the_id_only_it_stops_there) {
+  // What follows the id is not read: not even a broken rest makes the answer unreadable.
+  auto fields = read_provider_answer(R"({"id":"ch_1","object":"charge","error":{"message":"m"},)", true);
+  BOOST_TEST(fields.json);
+  BOOST_TEST(fields.id == "ch_1");
+  BOOST_TEST(fields.message == "");
+  // Read whole, the same text is not JSON.
+  BOOST_TEST(!read_provider_answer(R"({"id":"ch_1","object":"charge","error":{"message":"m"},)").json);
+  // An id that is not the first member is still found; without one the whole body is read.
+  BOOST_TEST(read_provider_answer(R"({"object":"charge","outcome":{"id":"x"},"id":"ch_2"})", true).id == "ch_2");
+  auto no_id = read_provider_answer(R"({"object":"charge"})", true);
+  BOOST_TEST(no_id.json);
+  BOOST_TEST(no_id.id == "");
+  BOOST_TEST(!read_provider_answer(R"({"object":"charge")", true).json);
+  // A nested "id" never ends the reading.
+  BOOST_TEST(read_provider_answer(R"({"outcome":{"id":"x"}} trailing)", true).json == false);
+}
+
 BOOST_AUTO_TEST_CASE(a_long_string_outgrows_the_stack_buffer_and_is_still_read_whole) {
   std::string message(10000, 'x');
   auto fields = read_provider_answer(R"({"error":{"message":")" + message + R"("}})");

@@ -12,7 +12,9 @@ namespace {
 // coming value is, from the key just read; everything else is skipped.
 class AnswerFieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, AnswerFieldsHandler> {
  public:
-  explicit AnswerFieldsHandler(ProviderAnswerFields& fields) : fields_(fields) {}
+  AnswerFieldsHandler(ProviderAnswerFields& fields, bool id_only) : fields_(fields), id_only_(id_only) {}
+  // Whether the reader was stopped on purpose: the id was all that was asked for.
+  bool stopped_at_id() const { return stopped_at_id_; }
 
   bool Key(const char* text, rapidjson::SizeType length, bool) {
     std::string_view key(text, length);
@@ -31,7 +33,13 @@ class AnswerFieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<
     return true;
   }
   bool String(const char* text, rapidjson::SizeType length, bool) {
-    if (next_ == Field::id) fields_.id.assign(text, length);
+    if (next_ == Field::id) {
+      fields_.id.assign(text, length);
+      if (id_only_) {
+        stopped_at_id_ = true;
+        return false;  // ends the reading here
+      }
+    }
     if (next_ == Field::message) fields_.message.assign(text, length);
     if (next_ == Field::code) fields_.code.assign(text, length);
     next_ = Field::none;
@@ -65,6 +73,8 @@ class AnswerFieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<
  private:
   enum class Field { none, id, error, message, code };
   ProviderAnswerFields& fields_;
+  const bool id_only_;
+  bool stopped_at_id_ = false;
   int depth_ = 0;
   bool in_error_ = false;
   Field next_ = Field::none;
@@ -73,7 +83,7 @@ class AnswerFieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<
 
 }  // namespace
 
-ProviderAnswerFields read_provider_answer(std::string_view body) {
+ProviderAnswerFields read_provider_answer(std::string_view body, bool id_only) {
   ProviderAnswerFields fields;
   // The reader's stack holds the string being read and the nesting: a buffer on this stack
   // covers any answer of a sane size before the allocator asks the heap for more.
@@ -82,8 +92,8 @@ ProviderAnswerFields read_provider_answer(std::string_view body) {
   rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>> reader(
       &stack_allocator, 512);
   rapidjson::MemoryStream stream(body.data(), body.size());
-  AnswerFieldsHandler handler(fields);
-  if (!reader.Parse(stream, handler)) return {};
+  AnswerFieldsHandler handler(fields, id_only);
+  if (!reader.Parse(stream, handler) && !handler.stopped_at_id()) return {};
   fields.json = true;
   return fields;
 }

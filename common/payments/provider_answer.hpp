@@ -19,6 +19,9 @@ struct ProviderAnswerFields {
 
 // Like looking the members up in a parsed document: the first member of a name counts, a member
 // of another type reads as absent, and a body that is not JSON gives json = false and no fields.
-ProviderAnswerFields read_provider_answer(std::string_view body);
+// With `id_only` (a 2xx: only the created object's id matters) the reading stops at the top-level
+// "id", Stripe's first member: the kilobytes after it are not walked, and json says the body was
+// well-formed up to there.
+ProviderAnswerFields read_provider_answer(std::string_view body, bool id_only = false);
 
 }  // namespace rr::payments

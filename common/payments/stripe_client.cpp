@@ -66,7 +66,7 @@ StripeClient::Answer StripeClient::post_form(const std::string& path,
   }
   answer.arrived = true;
   answer.status = response.status;
-  answer.body = read_provider_answer(response.body);
+  answer.body = read_provider_answer(response.body, answer.success());
   return answer;
 }
 
