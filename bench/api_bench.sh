@@ -87,12 +87,16 @@ sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$DATABASE_URL" "$@"; }
 commits_of() {  # url
   psql -X -Atq -v ON_ERROR_STOP=1 "$1" -c "/* api_bench */ SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
 }
-field() {  # label column(1-based: rps p50 p99 2xx 409 5xx other, cores 8-13, ticks pg 14 api 15)
+field() {  # label column(1-based: rps p50 p99 2xx 409 5xx other, cores 8-13, ticks pg 14 api 15,
+  # the APIs' context switches 16)
   awk -F '\t' -v l="$1" -v c="$2" '$1 == l { split($2, v, " "); print v[c] }' "$dir/rows.tsv"
 }
 us_per_request() {  # label pg|api: CPU microseconds per answered request (per pgbench transaction)
   awk -F '\t' -v l="$1" -v c="$([ "$2" = pg ] && echo 14 || echo 15)" -v clk="$clk" \
     '$1 == l { split($2, v, " "); if (v[4] > 0) printf "%.0f", v[c] * 1e6 / clk / v[4] }' "$dir/rows.tsv"
+}
+switches_per_request() {  # label: the APIs' context switches (all threads) per answered request
+  awk -F '\t' -v l="$1" '$1 == l { split($2, v, " "); if (v[4] > 0) printf "%.2f", v[16] / v[4] }' "$dir/rows.tsv"
 }
 ratio() {  # numerator denominator [format]: prints nothing unless both are numbers and the denominator > 0
   awk -v a="$1" -v b="$2" -v f="${3:-%.3f}" 'BEGIN { if (a ~ /^-?[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf f, a / b }'
@@ -109,6 +113,14 @@ machine_ticks() {  # busy ticks of all CPUs: user nice system irq softirq steal
 sum_ticks() {  # pids...: their ticks together (one that has exited counts 0)
   local pid t=0
   for pid in "$@"; do t=$((t + $(ticks_of "$pid"))); done
+  echo "$t"
+}
+context_switches() {  # pids...: voluntary and involuntary context switches of all their threads
+  local pid t=0
+  for pid in "$@"; do
+    t=$((t + $({ cat /proc/"$pid"/task/*/status 2>/dev/null || true; } |
+      awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }')))
+  done
   echo "$t"
 }
 postgres_ticks() {  # the postmaster and all its children; exited backends are in its cutime/cstime
@@ -218,10 +230,11 @@ measure() {
   out=$dir/run-$run_index.out
   sql -c "/* api_bench */ CHECKPOINT"  # every run starts without a checkpoint's backlog
   if [ -n "$before_load" ]; then $before_load; fi
-  local pg0 api0 mock0 proxy0 all0 t0 pg1 api1 mock1 proxy1 all1 t1 gen
+  local pg0 api0 mock0 proxy0 all0 t0 pg1 api1 mock1 proxy1 all1 t1 gen switches0 switches1
   all0=$(machine_ticks)
   pg0=$(postgres_ticks)
   api0=$(sum_ticks "${api_pids[@]}")
+  switches0=$(context_switches "${api_pids[@]}")
   mock0=$(ticks_of "$mock_pid")
   proxy0=$(sum_ticks "${proxy_pids[@]}")
   t0=$(now)
@@ -234,6 +247,7 @@ measure() {
   t1=$(now)
   pg1=$(postgres_ticks)
   api1=$(sum_ticks "${api_pids[@]}")
+  switches1=$(context_switches "${api_pids[@]}")
   mock1=$(ticks_of "$mock_pid")
   proxy1=$(sum_ticks "${proxy_pids[@]}")
   all1=$(machine_ticks)
@@ -269,7 +283,8 @@ measure() {
     rm -f "$dir/pgbench-log-$run_index".*
     stats="$(printf '%.1f' "$tps") $p50 $p99 $done_tx 0 0 ${failed:-0}"
   fi
-  printf '%s\t%s %s %s %s\n' "$label" "$stats" "$cores" $((pg1 - pg0)) $((api1 - api0)) >>"$dir/rows.tsv"
+  printf '%s\t%s %s %s %s %s\n' "$label" "$stats" "$cores" $((pg1 - pg0)) $((api1 - api0)) \
+    $((switches1 - switches0)) >>"$dir/rows.tsv"
   # CPU per request (per pgbench transaction, one whole request, for pgbench): ticks / answers.
   local per_request
   per_request=$(awk -v n="$(echo "$stats" | awk '{ print $4 }')" -v pg=$((pg1 - pg0)) -v api=$((api1 - api0)) -v clk="$clk" \
@@ -837,6 +852,13 @@ median_us() {  # label-without-round pg|api
 rounds_us() {  # label-without-round pg|api: the per-round figures, for the verdict's text
   for round in $(seq 1 "$rounds"); do us_per_request "$1 #$round" "$2"; echo; done | paste -sd/ -
 }
+median_switches() {  # label-without-round: the APIs' context switches per request, median of the rounds
+  for round in $(seq 1 "$rounds"); do echo "$round $(switches_per_request "$1 #$round")"; done |
+    awk 'NF == 2' | lower_median | awk '{ print $2 }'
+}
+api_switches32=$(median_switches "API new keys 32")
+replay_switches32=$(switches_per_request "API replay 32")
+replay_cpu32=$(us_per_request "API replay 32" api)
 api_cpu32=$(median_us "API new keys 32" api)
 api_pg32=$(median_us "API new keys 32" pg)
 min_pg32=$(median_us "pgbench minimum SQL 32" pg)
@@ -952,14 +974,16 @@ report=$(
   echo "Data: $keys_201 keys answered 201, each with its ride, charge and one receipt job: $([ "$data_ok" = 1 ] && echo ok || echo VIOLATED)."
   echo
   echo "What a request costs at 32 connections (round trips counted by PgBouncer, the API's through it; commits"
-  echo "from pg_stat_database; CPU from /proc, the medians of $rounds rounds; the minimum SQL's round trips are its"
+  echo "from pg_stat_database; CPU and the API's context switches (all its threads, voluntary and involuntary) from"
+  echo "/proc, the medians of $rounds rounds; the minimum SQL's round trips are its"
   echo "statements, each of which pgbench sends and waits for; a replay's commits are PgBouncer's transactions, read only):"
   echo
-  echo "| per request | round trips | statements | commits | API CPU us | PostgreSQL CPU us |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-  echo "| rocket-rides-api, new key | ${rt_new_key:--} | ${api_per_key:--} | ${api_commits_per_key:--} | ${api_cpu32:--} | ${api_pg32:--} |"
-  echo "| pgbench minimum SQL, new key | ${minimum_statements:--} | ${minimum_statements:--} | ${minimum_commits:--} | - | ${min_pg32:--} |"
-  echo "| rocket-rides-api, replay not in its memory | ${rt_replay:--} | | ${xact_replay:--} | | |"
+  echo "| per request | round trips | statements | commits | API CPU us | API context switches | PostgreSQL CPU us |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "| rocket-rides-api, new key | ${rt_new_key:--} | ${api_per_key:--} | ${api_commits_per_key:--} | ${api_cpu32:--} | ${api_switches32:--} | ${api_pg32:--} |"
+  echo "| pgbench minimum SQL, new key | ${minimum_statements:--} | ${minimum_statements:--} | ${minimum_commits:--} | - | - | ${min_pg32:--} |"
+  echo "| rocket-rides-api, replay from its memory | 0 | 0 | 0 | ${replay_cpu32:--} | ${replay_switches32:--} | |"
+  echo "| rocket-rides-api, replay not in its memory | ${rt_replay:--} | | ${xact_replay:--} | | | |"
   echo
   echo '```'
   echo "$targets"
