@@ -1,6 +1,7 @@
 // Canonical ride parameters (common/rides/ride_params.hpp): the text to_json writes, read back
 // as doubles or, for a new key's call, as the very digits it holds.
 #include <boost/test/unit_test.hpp>
+#include <random>
 #include <string>
 
 #include "common/rides/ride_params.hpp"
@@ -36,6 +37,25 @@ BOOST_AUTO_TEST_CASE(any_other_text_is_not_canonical) {
                            R"({"origin_lat":1,"origin_lon":2,"target_lat":3,"target_lon":4} )"}) {
     BOOST_TEST(!canonical_coordinates(json).has_value(), json);
   }
+}
+
+// A resumed key's ride is created from its stored request_params (create_ride_phase): reading them
+// back must give the very doubles that were stored, or the ride row would hold other digits than
+// the key. Shortest round-trip texts with many digits are where a fast, inexact parse goes wrong.
+BOOST_AUTO_TEST_CASE(stored_params_read_back_as_the_same_doubles) {
+  std::mt19937_64 random(14);
+  std::uniform_real_distribution<double> latitude(-90, 90), longitude(-180, 180);
+  int differing = 0;
+  for (int i = 0; i < 20000; ++i) {
+    RideParams params{latitude(random), longitude(random), latitude(random), longitude(random)};
+    auto read = rr::rides::from_json(to_json(params));
+    BOOST_REQUIRE(read.has_value());
+    if (read->origin_lat != params.origin_lat || read->origin_lon != params.origin_lon ||
+        read->target_lat != params.target_lat || read->target_lon != params.target_lon) {
+      ++differing;
+    }
+  }
+  BOOST_TEST(differing == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
