@@ -845,18 +845,19 @@ done | lower_median) || true
 # CPU per request at 32 over the rounds: the API's and PostgreSQL's per new key, PostgreSQL's per
 # minimum SQL transaction pair (medians), and PostgreSQL's per new key over per pair in each round
 # (the pair with the median ratio).
-median_us() {  # label-without-round pg|api
-  for round in $(seq 1 "$rounds"); do echo "$round $(us_per_request "$1 #$round" "$2")"; done |
+median_over_rounds() {  # label-without-round figure [argument]: figure's median over "label #1".."#rounds"
+  local label=$1 figure=$2
+  shift 2
+  for round in $(seq 1 "$rounds"); do echo "$round $("$figure" "$label #$round" "$@")"; done |
     awk 'NF == 2' | lower_median | awk '{ print $2 }'
+}
+median_us() {  # label-without-round pg|api
+  median_over_rounds "$1" us_per_request "$2"
 }
 rounds_us() {  # label-without-round pg|api: the per-round figures, for the verdict's text
   for round in $(seq 1 "$rounds"); do us_per_request "$1 #$round" "$2"; echo; done | paste -sd/ -
 }
-median_switches() {  # label-without-round: the APIs' context switches per request, median of the rounds
-  for round in $(seq 1 "$rounds"); do echo "$round $(switches_per_request "$1 #$round")"; done |
-    awk 'NF == 2' | lower_median | awk '{ print $2 }'
-}
-api_switches32=$(median_switches "API new keys 32")
+api_switches32=$(median_over_rounds "API new keys 32" switches_per_request)
 replay_switches32=$(switches_per_request "API replay 32")
 replay_cpu32=$(us_per_request "API replay 32" api)
 api_cpu32=$(median_us "API new keys 32" api)

@@ -9,15 +9,20 @@
 
 namespace rr::api {
 
-// Half the cores (1 to 8). An I/O thread runs the request fibers of its connections, so its work
-// is mostly waiting for PostgreSQL and the provider; fewer threads each find more events ready per
-// wake-up. On 2 cores beside PostgreSQL (bench/api_bench.sh, issue 14), one thread instead of two
-// cut the API's CPU per new key from 175 to 145 us and left PostgreSQL that much more of the
-// machine; replays from memory, answered on these threads alone, peak lower (106,000 instead of
-// 125,000 a second), and a machine of the API's own can set API_IO_THREADS to its cores.
+namespace {
+
+// API_IO_THREADS when unset: half the cores (1 to 8). An I/O thread runs the request fibers of its
+// connections, so its work is mostly waiting for PostgreSQL and the provider; fewer threads each
+// find more events ready per wake-up. On 2 cores beside PostgreSQL (bench/api_bench.sh, issue 14),
+// one thread instead of two cut the API's CPU per new key from 175 to 145 us and left PostgreSQL
+// that much more of the machine; replays from memory, answered on these threads alone, peak lower
+// (106,000 instead of 125,000 a second), and a machine of the API's own can set API_IO_THREADS to
+// its cores.
 std::int64_t default_io_threads() {
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::thread::hardware_concurrency()) / 2, 1, 8);
 }
+
+}  // namespace
 
 ApiSettings ApiSettings::from_env(const config::Environment& env) {
   ApiSettings settings;

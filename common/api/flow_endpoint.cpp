@@ -37,6 +37,13 @@ const idempotency::CreatingCall* creating_call_of(const idempotency::Flow& flow)
   return &first->second.create_call;
 }
 
+// The answer `finished` stored, for a request under the same key: 422 when the request's
+// parameters are not the ones that finished.
+http::Response replay_of(const idempotency::FinishedResponse& finished, const FlowRequest& request) {
+  if (finished.request_fingerprint != request.fingerprint) throw key_mismatch();
+  return stored_answer(finished.status, finished.body, true);
+}
+
 // Tells the key's waiters in this process when our run of it ends, however it ends (after the
 // finished answer is remembered, so their re-runs replay it from memory).
 class ReleaseNotice {
@@ -84,42 +91,35 @@ FlowRequest::FlowRequest(const flows::RegisteredFlow& flow, std::string path, st
 std::optional<http::Response> FlowEndpoint::replay_from_memory(std::int64_t user_id, const FlowRequest& request) {
   auto finished = deps_.finished.find(user_id, request.key);
   if (!finished) return std::nullopt;
-  if (finished->request_fingerprint != request.fingerprint) throw key_mismatch();
-  return stored_answer(finished->status, finished->body, true);
-}
-
-// A retry that sends the very bytes of a request this process saw finish: its parameters are that
-// request's, so neither reading them nor their canonical form is needed. The token's and the key's
-// checks come first, in the contract's order, as for any request.
-std::optional<http::Response> FlowEndpoint::replay_of_the_same_bytes(const http::Request& request) {
-  auto token = parse_bearer_token(request);
-  auto key = parse_idempotency_key(request);
-  auto user = auth::cached_user(deps_.tokens, token);
-  if (!user) return std::nullopt;
-  auto finished = deps_.finished.find(user->id, key);
-  if (!finished ||
-      !idempotency::FinishedResponses::same_request_bytes(finished->request_bytes, request.method, request.target,
-                                                          request.header("Content-Type").value_or(""), request.body)) {
-    return std::nullopt;
-  }
-  auto answer = stored_answer(finished->status, finished->body, true);
-  answer.with_header("Idempotency-Key", std::move(key));
-  return answer;
+  return replay_of(*finished, request);
 }
 
 std::optional<http::Response> FlowEndpoint::answer_in_memory(const http::Request& request,
                                                              const flows::FoundFlow& found) {
   std::optional<FlowRequest> flow_request;
+  std::shared_ptr<const idempotency::FinishedResponse> finished;
   try {
-    if (auto replay = replay_of_the_same_bytes(request)) return replay;
+    // The token's and the key's checks first, in the contract's order, as for any request; then
+    // what this process remembers of the key, looked up once for both replays below.
+    auto token = parse_bearer_token(request);
+    auto key = parse_idempotency_key(request);
+    if (auto user = auth::cached_user(deps_.tokens, token)) finished = deps_.finished.find(user->id, key);
+    // A retry that sends the very bytes of the request that finished has that request's
+    // parameters: neither reading them nor their canonical form is needed.
+    if (finished &&
+        idempotency::FinishedResponses::same_request_bytes(finished->request_bytes, request.method, request.target,
+                                                           request.header("Content-Type").value_or(""), request.body)) {
+      return answer_about_key(key, [&]() -> std::optional<http::Response> {
+        return stored_answer(finished->status, finished->body, true);
+      });
+    }
     flow_request.emplace(request, found);
   } catch (const ApiError& e) {
     return error_response(e);  // validation needs no I/O either
   }
   return answer_about_key(flow_request->key, [&]() -> std::optional<http::Response> {
-    auto user = auth::cached_user(deps_.tokens, flow_request->token);
-    if (!user) return std::nullopt;
-    return replay_from_memory(user->id, *flow_request);
+    if (!finished) return std::nullopt;
+    return replay_of(*finished, *flow_request);
   });
 }
 

@@ -79,7 +79,6 @@ class FlowEndpoint {
 
  private:
   std::optional<http::Response> replay_from_memory(std::int64_t user_id, const FlowRequest& request);
-  std::optional<http::Response> replay_of_the_same_bytes(const http::Request& request);
   http::Response run(const FlowRequest& request, std::optional<auth::User> user);
 
   Dependencies deps_;

@@ -25,25 +25,27 @@ std::string FinishedResponses::fingerprint(std::string_view method, std::string_
 
 // Each part ends with a NUL, which none of them can hold (a body could, but a body is the last
 // part, so two different part lists still give different strings).
+void FinishedResponses::append_request_bytes(std::string& out, std::string_view method, std::string_view target,
+                                             std::string_view content_type, std::string_view body) {
+  out.reserve(out.size() + method.size() + target.size() + content_type.size() + body.size() + 3);
+  out.append(method).append(1, '\0').append(target).append(1, '\0').append(content_type).append(1, '\0').append(body);
+}
+
 std::string FinishedResponses::request_bytes(std::string_view method, std::string_view target,
                                              std::string_view content_type, std::string_view body) {
-  if (body.size() > kMaxRequestBytesBody) return {};
   std::string out;
-  out.reserve(method.size() + target.size() + content_type.size() + body.size() + 3);
-  out.append(method).append(1, '\0').append(target).append(1, '\0').append(content_type).append(1, '\0').append(body);
+  if (body.size() <= kMaxRequestBytesBody) append_request_bytes(out, method, target, content_type, body);
   return out;
 }
 
 bool FinishedResponses::same_request_bytes(std::string_view stored, std::string_view method, std::string_view target,
                                            std::string_view content_type, std::string_view body) {
-  if (stored.empty() || stored.size() != method.size() + target.size() + content_type.size() + body.size() + 3) {
-    return false;
-  }
-  for (std::string_view part : {method, target, content_type}) {
-    if (!stored.starts_with(part) || stored[part.size()] != '\0') return false;
-    stored.remove_prefix(part.size() + 1);
-  }
-  return stored == body;
+  if (stored.empty() || body.size() > kMaxRequestBytesBody) return false;
+  // Each thread builds the request's bytes in one string of its own: no allocation per replay.
+  thread_local std::string bytes;
+  bytes.clear();
+  append_request_bytes(bytes, method, target, content_type, body);
+  return stored == bytes;
 }
 
 std::shared_ptr<const FinishedResponse> FinishedResponses::find(std::int64_t user_id,

@@ -45,13 +45,14 @@ class FinishedResponses {
   static constexpr std::size_t kMaxRequestBytesBody = 1024;
   static std::string request_bytes(std::string_view method, std::string_view target, std::string_view content_type,
                                    std::string_view body);
-  // Whether `stored` (request_bytes() of an earlier request, not empty) equals this request's,
-  // without building the latter.
+  // Whether `stored` (request_bytes() of an earlier request, not empty) equals this request's.
   static bool same_request_bytes(std::string_view stored, std::string_view method, std::string_view target,
                                  std::string_view content_type, std::string_view body);
 
  private:
   static void append_cache_key(std::string& out, std::int64_t user_id, std::string_view idempotency_key);
+  static void append_request_bytes(std::string& out, std::string_view method, std::string_view target,
+                                   std::string_view content_type, std::string_view body);
 
   base::TtlCache<std::shared_ptr<const FinishedResponse>> cache_;
 };
