@@ -1,8 +1,10 @@
 // OS randomness for identifiers, a thread-local PRNG for jitter.
 #include "common/base/random.hpp"
 
+#include <pthread.h>
 #include <sys/random.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -41,6 +43,34 @@ std::string format_uuid_v4(unsigned char (&b)[16]) {
   return out;
 }
 
+// OS randomness drawn a block at a time per thread: every new key takes a UUID (its lock token),
+// and one getrandom(2) per UUID was a system call per request. The bytes are the kernel's all the
+// same. A fork bumps the generation, so a child never hands out the bytes its parent already has.
+std::atomic<unsigned> fork_generation{0};
+
+void take_os_bytes(unsigned char* out, std::size_t size) {
+  struct Block {
+    unsigned char bytes[512];
+    std::size_t used = sizeof bytes;
+    unsigned generation = 0;
+  };
+  thread_local Block block;
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1, std::memory_order_relaxed); });
+    return true;
+  }();
+  (void)registered;
+  unsigned generation = fork_generation.load(std::memory_order_relaxed);
+  if (block.generation != generation || sizeof block.bytes - block.used < size) {
+    fill_from_os(block.bytes, sizeof block.bytes);
+    block.used = 0;
+    block.generation = generation;
+  }
+  std::memcpy(out, block.bytes + block.used, size);
+  std::memset(block.bytes + block.used, 0, size);  // handed out once, kept nowhere
+  block.used += size;
+}
+
 }  // namespace
 
 std::string random_hex(std::size_t bytes) {
@@ -58,7 +88,7 @@ std::string random_hex(std::size_t bytes) {
 
 std::string random_uuid() {
   unsigned char b[16];
-  fill_from_os(b, sizeof b);
+  take_os_bytes(b, sizeof b);
   return format_uuid_v4(b);
 }
 

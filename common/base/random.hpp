@@ -7,7 +7,7 @@
 
 namespace rr {
 
-// A version 4 UUID in canonical text form, from getrandom(2).
+// A version 4 UUID in canonical text form, from getrandom(2) (drawn 512 bytes at a time per thread).
 std::string random_uuid();
 // `bytes` bytes from getrandom(2) as lowercase hex (2 * bytes characters): for secrets such as
 // session and CSRF tokens.
