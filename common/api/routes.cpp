@@ -124,19 +124,24 @@ std::span<const Route> all_routes() {
 RouteLookup find_route(std::string_view method, std::string_view path) {
   RouteLookup lookup;
   auto routes = all_routes();
-  std::vector<std::string_view> methods;
-  for (std::size_t i = 0; i < routes.size(); ++i) {
+  for (std::size_t i = 0; i < routes.size() && !lookup.route; ++i) {
     const Route& route = routes[i];
     if (!lookup.path_template.empty() && route.path_template != lookup.path_template) continue;
     auto arguments = match(route, path);
     if (!arguments) continue;
     lookup.path_template = route.path_template;
-    methods.push_back(route.method);
-    if (route.method == method && !lookup.route) {
+    if (route.method == method) {
       lookup.route = &route;
       lookup.index = i;
       lookup.arguments = std::move(*arguments);
     }
+  }
+  // The Allow list only for a refusal (405): a request a route serves, a replay among them, is
+  // looked up more than once and never needs it.
+  if (lookup.route || lookup.path_template.empty()) return lookup;
+  std::vector<std::string_view> methods;
+  for (const Route& route : routes) {
+    if (route.path_template == lookup.path_template && match(route, path)) methods.push_back(route.method);
   }
   // In a fixed order ("GET, POST"), whatever order the table lists them in.
   std::sort(methods.begin(), methods.end());

@@ -55,8 +55,8 @@ struct RouteLookup {
   const Route* route = nullptr;  // the route serving this method at this path; null when none does
   std::size_t index = 0;         // route's position in all_routes()
   flows::PathArguments arguments;
-  // The first template the path matches, whatever the method (empty: no route's), and the methods
-  // served at it as an Allow header lists them.
+  // The first template the path matches, whatever the method (empty: no route's), and, when no
+  // route serves this method there, the methods served at it as an Allow header lists them.
   std::string_view path_template;
   std::string allow;
 };
