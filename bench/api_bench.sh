@@ -750,7 +750,7 @@ fi
 # the library (a sanitized build) or perf, the figures read "-".
 allocs_new_key="" allocs_replay="" syscalls_new_key="" syscalls_replay=""
 count_costs() {  # lua: prints "allocations system-calls" per answered request
-  local lua=$1 a0 a1 out n
+  local lua=$1 a0 a1 out n perf_pid
   if [ "$(stat -c %s "$dir/alloc-count")" -lt 8 ]; then echo "- -"; return 0; fi  # the library mapped nothing
   a0=$(od -An -t u8 -N 8 "$dir/alloc-count" | tr -d ' ')
   if [ "$have_perf" = 1 ]; then
