@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(api_threads_and_response_memory_have_defaults_and_bounds) {
   std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
   auto defaults = rr::api::ApiSettings::from_env(Environment::from_map(base));
   BOOST_TEST(defaults.io_threads == static_cast<std::size_t>(std::clamp<int>(
-                                        static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8)));
+                                        static_cast<int>(std::thread::hardware_concurrency()), 1, 8)));
   BOOST_TEST(defaults.response_cache_ttl.count() == 60000);
   BOOST_TEST(defaults.response_cache_size == 10000u);
   auto with = [&](std::map<std::string, std::string> extra) {

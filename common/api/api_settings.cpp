@@ -11,15 +11,15 @@ namespace rr::api {
 
 namespace {
 
-// API_IO_THREADS when unset: half the cores (1 to 8). An I/O thread runs the request fibers of its
-// connections, so its work is mostly waiting for PostgreSQL and the provider; fewer threads each
-// find more events ready per wake-up. On 2 cores beside PostgreSQL (bench/api_bench.sh, issue 14),
-// one thread instead of two cut the API's CPU per new key from 175 to 145 us and left PostgreSQL
-// that much more of the machine; replays from memory, answered on these threads alone, peak lower
-// (106,000 instead of 125,000 a second), and a machine of the API's own can set API_IO_THREADS to
-// its cores.
+// API_IO_THREADS when unset: one per core (1 to 8). They are not all in use at once: the server
+// starts on one and takes the next in only while those in use are busy (IoThreadBalance). An I/O
+// thread runs the request fibers of its connections, so new keys are mostly waiting for
+// PostgreSQL and the provider, and one thread, whose wake-ups each find more events ready, serves
+// them cheapest (on 2 cores beside PostgreSQL, bench/api_bench.sh: 145 instead of 175 us of CPU
+// per new key than with two threads always in use); replays from memory keep a thread busy and
+// then spread over the others.
 std::int64_t default_io_threads() {
-  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::thread::hardware_concurrency()) / 2, 1, 8);
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::thread::hardware_concurrency()), 1, 8);
 }
 
 }  // namespace

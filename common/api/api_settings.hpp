@@ -19,7 +19,7 @@ struct ApiSettings {
   std::uint16_t port = 5000;                   // PORT, default 5000
   std::size_t database_pool_size = 16;         // DATABASE_POOL_SIZE
   std::size_t worker_threads = 32;             // API_WORKERS: handlers may wait on the provider
-  std::size_t io_threads = 1;                  // API_IO_THREADS (half the cores): sockets, replays, fibers
+  std::size_t io_threads = 1;                  // API_IO_THREADS (the cores; in use as busy): sockets, replays, fibers
   std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT, default 25 s
   // SHUTDOWN_DRAIN seconds, default 0: after SIGTERM, how long /readyz answers 503 while everything
   // else is still served, so a load balancer's health checks take the server out of rotation

@@ -7,8 +7,13 @@
 #include "common/http/connection_limit.hpp"
 #include "common/http/deferred_requests.hpp"
 #include "common/http/error_body.hpp"
+#include "common/http/io_thread_balance.hpp"
 #include "common/http/request_framing.hpp"
 #include "common/http/response_wire.hpp"
+
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
@@ -52,6 +57,8 @@ constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
 // How long stop() lets sessions run their close handlers before stopping the I/O threads.
 constexpr std::chrono::milliseconds kStopGrace{2000};
+// How often the I/O threads' CPU is read to decide how many of them are in use (IoThreadBalance).
+constexpr std::chrono::milliseconds kBalancePeriod{100};
 // A connection keeps its answer buffer for the next answer up to this size (the usual answer is
 // well under 1 KiB); a larger one, such as a long list, is given back once written.
 constexpr std::size_t kKeptWireCapacity = 16 * 1024;
@@ -127,14 +134,21 @@ struct ServerCore {
   // Requests whose handler deferred its answer (Response::deferral), each holding its session.
   std::shared_ptr<DeferredRequests> deferred = std::make_shared<DeferredRequests>();
 
-  // One io_context per I/O thread, connections dealt out in turn: a connection's work never
-  // crosses threads, so no thread is woken for another's socket.
+  // One io_context per I/O thread: a connection's work runs on one thread at a time, so no
+  // thread is woken for another's socket. Which thread, and how many are in use, the balance
+  // decides; a connection changes threads only between requests (Session::move_to).
   std::vector<std::unique_ptr<asio::io_context>> iocs;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::size_t next_ioc = 0;  // touched only by the acceptor's handler
+  IoThreadBalance balance;
   tcp::acceptor acceptor;
+  tcp protocol = tcp::v4();  // the listener's, which every accepted socket shares
   asio::steady_timer accept_retry;
   std::vector<std::thread> io_threads;
+  // The balance's clock: on the first I/O thread, reading every I/O thread's CPU time.
+  asio::steady_timer balance_timer;
+  std::vector<clockid_t> io_thread_clocks;
+  std::vector<double> io_thread_cpu_seconds;
+  std::chrono::steady_clock::time_point balance_sampled;
   asio::thread_pool workers;
   std::optional<asio::thread_pool> control;  // Lane::control, when it has threads of its own
 
@@ -144,8 +158,10 @@ struct ServerCore {
         triage(std::move(t)),
         connections(options.max_connections),
         iocs(make_io_contexts(options.io_threads)),
+        balance(iocs.size()),
         acceptor(asio::make_strand(*iocs.front())),
         accept_retry(acceptor.get_executor()),
+        balance_timer(*iocs.front()),
         workers(std::max<std::size_t>(options.worker_threads, 1)) {
     if (options.control_threads > 0) control.emplace(options.control_threads);
   }
@@ -222,32 +238,51 @@ struct ServerCore {
 
   void do_accept();
   void make_room(ConnectionLimit::Id id);
+  void start_balancing();
+  void sample_io_threads();
   void close_idle_sessions();
   void close_all_sessions();
 };
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, ServerCore& core, ConnectionLimit::Id id)
+  Session(tcp::socket socket, ServerCore& core, ConnectionLimit::Id id, std::size_t thread)
       : remote_address_(peer_address(socket)),
         stream_(std::move(socket)),
         executor_(stream_.get_executor()),
         core_(core),
-        id_(id) {}
+        id_(id),
+        thread_(thread) {}
+
+  // The same connection on another I/O thread (move_to): what it had read ahead and its count of
+  // requests come along.
+  Session(tcp::socket socket, Session& predecessor, std::size_t thread)
+      : remote_address_(predecessor.remote_address_),
+        stream_(std::move(socket)),
+        executor_(stream_.get_executor()),
+        core_(predecessor.core_),
+        id_(predecessor.id_),
+        thread_(thread),
+        buffer_(std::move(predecessor.buffer_)),
+        served_(predecessor.served_) {}
 
   ~Session() {
     // Only when the io_context was torn down with our handlers still queued.
     if (counted_) core_.end_request();
+    leave_thread();
+    if (moved_) return;  // the connection lives on in the successor, registered under our id
     core_.connections.closed(id_);
     std::lock_guard lock(core_.mutex);
-    core_.sessions.erase(id_);
+    if (auto it = core_.sessions.find(id_); it != core_.sessions.end() && it->second.lock() == nullptr) {
+      core_.sessions.erase(it);
+    }
     core_.changed.notify_all();
   }
 
   void start() {
     {
       std::lock_guard lock(core_.mutex);
-      core_.sessions.emplace(id_, weak_from_this());
+      core_.sessions[id_] = weak_from_this();
     }
     // send() tries a synchronous write first, which must return rather than wait when the
     // socket's buffer is full. Asio's own asynchronous operations work either way.
@@ -259,18 +294,23 @@ class Session : public std::enable_shared_from_this<Session> {
   // Graceful stop: a connection waiting for its next request has nothing to finish.
   void close_if_idle() {
     asio::post(executor_, [self = shared_from_this()] {
+      if (auto next = self->successor_.lock()) return next->close_if_idle();
       if (self->idle_) self->close();
     });
   }
 
   void close_now() {
-    asio::post(executor_, [self = shared_from_this()] { self->close(); });
+    asio::post(executor_, [self = shared_from_this()] {
+      if (auto next = self->successor_.lock()) return next->close_now();
+      self->close();
+    });
   }
 
   // The connection cap needs our place: go now unless a request is in progress, whose answer is
   // then the last one on this connection.
   void make_room() {
     asio::post(executor_, [self = shared_from_this()] {
+      if (auto next = self->successor_.lock()) return next->make_room();
       if (self->counted_) {
         self->evicted_ = true;
       } else {
@@ -512,8 +552,40 @@ class Session : public std::enable_shared_from_this<Session> {
       self->release();
       // Evicted while the answer was being written: it was the last one.
       if (ec || !keep_alive || self->evicted_) return self->close();
-      self->read_next();
+      self->next_request();
     });
+  }
+
+  // Between two requests, with nothing of ours in progress on the socket: the one moment a
+  // connection may change I/O threads (IoThreadBalance), else it reads on here.
+  void next_request() {
+    if (!core_.closing) {
+      if (auto target = core_.balance.target_for(thread_)) return move_to(*target);
+    }
+    read_next();
+  }
+
+  // Hands the socket to a new session on `target`'s io_context, taking what was read ahead: the
+  // descriptor leaves this thread's reactor and joins the other's, and the new session reads
+  // the next request there. This one closes nothing and forwards what still reaches it.
+  void move_to(std::size_t target) {
+    error_code ec;
+    int descriptor = stream_.socket().release(ec);
+    if (ec) return read_next();  // still ours: carry on here
+    tcp::socket socket(*core_.iocs[target]);
+    socket.assign(core_.protocol, descriptor, ec);
+    if (ec) {
+      ::close(descriptor);
+      log::warn("moving a connection to another I/O thread failed; closed it", {{"error", ec.message()}});
+      return close();
+    }
+    core_.balance.moved(thread_, target);
+    placed_ = false;
+    closed_ = true;
+    moved_ = true;
+    auto next = std::make_shared<Session>(std::move(socket), *this, target);
+    successor_ = next;
+    next->start();
   }
 
   // Errors found while reading: answer, then close without resetting the unread request.
@@ -605,6 +677,11 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
     core_.connections.closed(id_);
+    leave_thread();
+  }
+
+  void leave_thread() {
+    if (std::exchange(placed_, false)) core_.balance.closed(thread_);
   }
 
   const std::string remote_address_;
@@ -612,6 +689,10 @@ class Session : public std::enable_shared_from_this<Session> {
   const asio::any_io_executor executor_;  // the connection's io_context, copied for worker threads
   ServerCore& core_;
   const ConnectionLimit::Id id_;
+  const std::size_t thread_;          // the index of executor_'s io_context
+  bool placed_ = true;                // counted on thread_ by the balance
+  bool moved_ = false;                // the connection went on in a successor (move_to)
+  std::weak_ptr<Session> successor_;  // that successor, for what reaches this one after the move
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::string wire_;                         // the answer being written, kept for the next one
@@ -628,10 +709,10 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 void ServerCore::do_accept() {
-  // A connection lives on one io_context, which one thread runs: its handlers never run
+  // A connection lives on one io_context at a time, which one thread runs: its handlers never run
   // concurrently, so it needs no strand (whose every hop costs a lock and a reference count).
-  auto& session_ioc = *iocs[next_ioc++ % iocs.size()];
-  acceptor.async_accept(session_ioc.get_executor(), [this](error_code ec, tcp::socket socket) {
+  std::size_t thread = balance.placement();
+  acceptor.async_accept(iocs[thread]->get_executor(), [this, thread](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
     if (ec) {
       // Out of file descriptors and the like: pause instead of spinning on the error.
@@ -653,9 +734,47 @@ void ServerCore::do_accept() {
       error_code ignored;
       socket.close(ignored);
     } else {
-      std::make_shared<Session>(std::move(socket), *this, admission.id)->start();
+      // Answers go out as they are written: with Nagle's algorithm the second of two pipelined
+      // answers would wait for the client's (delayed) acknowledgement of the first.
+      error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      balance.placed(thread);
+      std::make_shared<Session>(std::move(socket), *this, admission.id, thread)->start();
     }
     do_accept();
+  });
+}
+
+void ServerCore::start_balancing() {
+  if (iocs.size() < 2) return;
+  for (auto& thread : io_threads) {
+    clockid_t clock{};
+    if (pthread_getcpuclockid(thread.native_handle(), &clock) != 0) return;  // no clocks: stay on one thread
+    io_thread_clocks.push_back(clock);
+  }
+  io_thread_cpu_seconds.assign(io_thread_clocks.size(), 0.0);
+  sample_io_threads();
+}
+
+// Every kBalancePeriod on the first I/O thread: each I/O thread's CPU over the period, as a share
+// of one core, for the balance to decide how many are in use.
+void ServerCore::sample_io_threads() {
+  auto now = std::chrono::steady_clock::now();
+  double wall = std::chrono::duration<double>(now - balance_sampled).count();
+  std::vector<double> busy(io_thread_clocks.size(), 0.0);
+  for (std::size_t i = 0; i < io_thread_clocks.size(); ++i) {
+    timespec used{};
+    if (clock_gettime(io_thread_clocks[i], &used) != 0) continue;
+    double seconds = static_cast<double>(used.tv_sec) + static_cast<double>(used.tv_nsec) * 1e-9;
+    busy[i] = (seconds - io_thread_cpu_seconds[i]) / wall;
+    io_thread_cpu_seconds[i] = seconds;
+  }
+  // The first sample only sets the baseline.
+  if (balance_sampled != std::chrono::steady_clock::time_point{}) balance.observe(busy);
+  balance_sampled = now;
+  balance_timer.expires_after(kBalancePeriod);
+  balance_timer.async_wait([this](error_code ec) {
+    if (!ec && !closing) sample_io_threads();
   });
 }
 
@@ -715,6 +834,7 @@ void Server::start() {
   core.acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) fail("cannot listen on");
   core.bound_port = core.acceptor.local_endpoint().port();
+  core.protocol = endpoint.protocol();
 
   core.do_accept();
   for (auto& ioc : core.iocs) {
@@ -730,6 +850,7 @@ void Server::start() {
       }
     });
   }
+  asio::post(*core.iocs.front(), [&core] { core.start_balancing(); });
 }
 
 std::uint16_t Server::port() const { return impl_->core.bound_port; }
@@ -768,6 +889,7 @@ void Server::stop() {
     std::unique_lock lock(core.mutex);
     core.changed.wait_for(lock, kStopGrace, [&] { return core.sessions.empty(); });
   }
+  asio::post(core.balance_timer.get_executor(), [&core] { core.balance_timer.cancel(); });
   core.work.clear();
   for (auto& ioc : core.iocs) ioc->stop();
   for (auto& thread : core.io_threads) thread.join();
