@@ -167,6 +167,41 @@ BOOST_AUTO_TEST_CASE(a_timeout_on_a_fiber_is_a_timed_out_transport_error_while_t
   BOOST_TEST(after_the_timeout == "answer to /quick");
 }
 
+// The deadline on a kept connection, whose round trip runs on the fiber itself: the same timed-out
+// error, the connection closed and not kept, the next request on a fresh one.
+BOOST_AUTO_TEST_CASE(a_timeout_on_a_kept_connection_is_a_timed_out_transport_error_and_drops_it) {
+  ServerEvents server_events;
+  rr::http::Server server({}, [&](const rr::http::Request& request) {
+    if (request.path == "/slow") server_events.wait_for("let go", 10000ms);
+    return rr::http::Response(200, "text/plain", {}, "answer to " + request.path);
+  });
+  server.start();
+  rr::http::Client client;
+  std::string first, message, after;
+  bool timed_out = false;
+  std::size_t kept_after_timeout = 99;
+  run_fibers({[&] {
+    first = client.send(request_to(server.port(), "/quick")).body;
+    auto slow = request_to(server.port(), "/slow");
+    slow.timeout = 1000ms;
+    try {
+      client.send(slow);
+    } catch (const rr::http::TransportError& e) {
+      timed_out = e.timed_out();
+      message = e.what();
+    }
+    kept_after_timeout = client.idle_connections();
+    after = client.send(request_to(server.port(), "/quick")).body;
+  }});
+  server_events.add("let go");
+  BOOST_TEST(first == "answer to /quick");
+  BOOST_TEST(timed_out);
+  BOOST_TEST(message.ends_with(" ms during read"));
+  BOOST_TEST(kept_after_timeout == 0u);
+  BOOST_TEST(after == "answer to /quick");
+  server.stop();
+}
+
 BOOST_AUTO_TEST_CASE(a_connection_kept_for_fibers_is_reused_by_the_next_request_on_the_same_thread) {
   CountingServer server(1000);
   rr::http::Client client;

@@ -11,8 +11,10 @@
 #include <string>
 #include <thread>
 
+#include "common/fiber/fiber.hpp"
 #include "common/http/client.hpp"
 #include "support/counting_server.hpp"
+#include "support/fibers.hpp"
 
 using namespace std::chrono_literals;
 using rr::test::CountingServer;
@@ -68,11 +70,12 @@ class EarlyHintsServer {
       std::string buffer;
       int served = 0;
       while (read_request(fd, buffer)) {
+        say(fd, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n");
         if (served++ == 0) {
-          say(fd, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n");
           std::this_thread::sleep_for(100ms);
           say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst");
         } else {
+          // The interim answer and the final one in one write: read together, parsed apart.
           say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecond");
         }
       }
@@ -161,6 +164,23 @@ BOOST_AUTO_TEST_CASE(client_waits_past_interim_responses_and_never_hands_one_req
   auto second = client.send(charge_request(server.url(), "charge-key-B"));
   BOOST_TEST(second.status == 200);
   BOOST_TEST(second.body == "second");  // not "first": that answer belongs to charge-key-A
+}
+
+// The same on a request fiber, whose request on a kept connection is written and read on the fiber
+// itself (round_trip_on_fiber), not by Beast's asynchronous operations.
+BOOST_AUTO_TEST_CASE(a_fiber_waits_past_interim_responses_on_a_kept_connection_too) {
+  EarlyHintsServer server;
+  rr::http::Client client;
+  rr::http::ClientResponse first, second;
+  rr::testing::run_fibers({[&] {
+    first = client.send(charge_request(server.url(), "charge-key-A"));
+    rr::fiber::sleep_for(200ms);
+    second = client.send(charge_request(server.url(), "charge-key-B"));
+  }});
+  BOOST_TEST(first.body == "first");
+  BOOST_TEST(second.status == 200);
+  BOOST_TEST(second.body == "second");
+  BOOST_TEST(second.header("Link").empty());  // the interim answer's header is not the final one's
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl.hpp>
@@ -14,6 +15,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
+#include "common/fiber/fiber_context.hpp"
 #include "common/http/message.hpp"
 
 namespace rr::http::detail {
@@ -48,40 +50,31 @@ bool is_ip_literal(const std::string& host) {
   return !ec;
 }
 
-template <typename Stream>
-asio::awaitable<ClientResponse> round_trip(Stream& stream, const OutgoingRequest& request, ExchangeState& state) {
-  auto& step = state.step;
-  step = "write";
-  co_await bhttp::async_write(stream, request, asio::use_awaitable);
-  step = "read";
-  beast::flat_buffer buffer;
-  // Room for a whole answer in one read: from an empty buffer Beast reads 512 bytes at a time, and a
-  // charge object (2-4 KiB) took five reads, each with a pass through the reactor in between.
-  buffer.reserve(16 * 1024);
-  // Interim 1xx answers (100 Continue, 103 Early Hints) come before the final one and must be
-  // skipped (RFC 9110 section 15.2): taking one for the answer would leave the real answer on a
-  // kept connection, to be read as the answer to the next request sent on it.
-  std::optional<bhttp::response_parser<bhttp::string_body>> parsed;
-  for (int interim = 0;; ++interim) {
-    parsed.emplace();
-    auto& parser = *parsed;
-    parser.body_limit(kMaxResponseBody);
-    if (request.method() == bhttp::verb::head) parser.skip(true);
-    error_code ec;
-    co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-    state.answered = state.answered || parser.got_some();
-    // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
-    if (ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof()) {
-      ec = {};
-      parser.put_eof(ec);
-    }
-    if (ec) throw boost::system::system_error(ec);
-    auto status = parser.get().result_int();
-    if (status < 100 || status >= 200 || status == 101) break;
-    if (interim >= 8) throw std::runtime_error("more interim (1xx) responses than any server sends");
-  }
-  auto& parser = *parsed;
+// Room for a whole answer in one read: from an empty buffer Beast reads 512 bytes at a time, and a
+// charge object (2-4 KiB) took five reads, each with a pass through the reactor in between.
+constexpr std::size_t kAnswerReadSize = 16 * 1024;
 
+using ResponseParser = bhttp::response_parser<bhttp::string_body>;
+
+// Interim 1xx answers (100 Continue, 103 Early Hints) come before the final one and must be
+// skipped (RFC 9110 section 15.2): taking one for the answer would leave the real answer on a
+// kept connection, to be read as the answer to the next request sent on it. True for the final one.
+bool is_final(const ResponseParser& parser, int interim) {
+  auto status = parser.get().result_int();
+  if (status < 100 || status >= 200 || status == 101) return true;
+  if (interim >= 8) throw std::runtime_error("more interim (1xx) responses than any server sends");
+  return false;
+}
+
+ResponseParser& fresh_parser(std::optional<ResponseParser>& parsed, const OutgoingRequest& request) {
+  auto& parser = parsed.emplace();
+  parser.body_limit(kMaxResponseBody);
+  if (request.method() == bhttp::verb::head) parser.skip(true);
+  return parser;
+}
+
+// The final answer, and whether the connection may carry another request.
+ClientResponse answer_of(ResponseParser& parser, const beast::flat_buffer& buffer, ExchangeState& state) {
   auto& message = parser.get();
   // Bytes past the response would be a broken peer; a body that ran to EOF used the connection up;
   // 101 hands the connection to another protocol.
@@ -92,10 +85,109 @@ asio::awaitable<ClientResponse> round_trip(Stream& stream, const OutgoingRequest
     response.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
   response.body = std::move(message.body());
-  co_return response;
+  return response;
+}
+
+template <typename Stream>
+asio::awaitable<ClientResponse> round_trip(Stream& stream, const OutgoingRequest& request, ExchangeState& state) {
+  auto& step = state.step;
+  step = "write";
+  co_await bhttp::async_write(stream, request, asio::use_awaitable);
+  step = "read";
+  beast::flat_buffer buffer;
+  buffer.reserve(kAnswerReadSize);
+  std::optional<ResponseParser> parsed;
+  for (int interim = 0;; ++interim) {
+    auto& parser = fresh_parser(parsed, request);
+    error_code ec;
+    co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    state.answered = state.answered || parser.got_some();
+    // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
+    if (ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof()) {
+      ec = {};
+      parser.put_eof(ec);
+    }
+    if (ec) throw boost::system::system_error(ec);
+    if (is_final(parser, interim)) break;
+  }
+  co_return answer_of(*parsed, buffer, state);
+}
+
+// The request as it goes on the wire, as Beast's serializer writes it: the start line, the fields
+// in their order, the body.
+std::string wire_of(const OutgoingRequest& request) {
+  std::string wire;
+  wire.reserve(256 + request.body().size());
+  wire.append(request.method_string()).append(" ").append(request.target()).append(" HTTP/1.1\r\n");
+  for (const auto& field : request) wire.append(field.name_string()).append(": ").append(field.value()).append("\r\n");
+  wire.append("\r\n").append(request.body());
+  return wire;
+}
+
+// Suspends the calling fiber until the socket is ready; operation_aborted once the deadline's
+// cancellation closed it.
+void wait_on_fiber(tcp::socket& socket, tcp::socket::wait_type type) {
+  error_code ec;
+  fiber::suspended([&](auto& yield) { socket.async_wait(type, yield[ec]); });
+  if (ec) throw boost::system::system_error(ec);
 }
 
 }  // namespace
+
+ClientResponse round_trip_on_fiber(tcp::socket& socket, const OutgoingRequest& request, ExchangeState& state) {
+  error_code ec;
+  if (!socket.non_blocking()) socket.non_blocking(true, ec);
+  if (ec) throw boost::system::system_error(ec);
+  state.step = "write";
+  std::string wire = wire_of(request);
+  for (std::size_t sent = 0; sent < wire.size();) {
+    sent += socket.write_some(asio::buffer(wire) + sent, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      wait_on_fiber(socket, tcp::socket::wait_write);
+    } else if (ec) {
+      throw boost::system::system_error(ec);
+    }
+  }
+  state.step = "read";
+  beast::flat_buffer buffer;
+  buffer.reserve(kAnswerReadSize);
+  std::optional<ResponseParser> parsed;
+  for (int interim = 0;; ++interim) {
+    auto& parser = fresh_parser(parsed, request);
+    parser.eager(true);
+    while (!parser.is_done()) {
+      if (buffer.size() > 0) {
+        buffer.consume(parser.put(buffer.data(), ec));
+        if (ec == bhttp::error::need_more) {
+          ec = {};
+        } else if (ec) {
+          throw boost::system::system_error(ec);
+        } else {
+          continue;
+        }
+      }
+      std::size_t n = socket.read_some(buffer.prepare(std::max(kAnswerReadSize, buffer.size())), ec);
+      if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        wait_on_fiber(socket, tcp::socket::wait_read);
+        continue;
+      }
+      if (ec == asio::error::eof) {
+        // Nothing at all: a kept connection the server had closed (Beast's reads say the same).
+        if (!parser.got_some()) throw boost::system::system_error(bhttp::error::end_of_stream);
+        // The end of a body that runs to EOF, or an answer cut short (put_eof says which).
+        ec = {};
+        parser.put_eof(ec);
+        if (ec) throw boost::system::system_error(ec);
+        break;
+      }
+      if (ec) throw boost::system::system_error(ec);
+      buffer.commit(n);
+      state.answered = true;
+    }
+    if (is_final(parser, interim)) break;
+  }
+  return answer_of(*parsed, buffer, state);
+}
 
 std::optional<Url> parse_url(std::string_view text) {
   auto parsed = urls::parse_uri(text);

@@ -58,6 +58,13 @@ struct Connection {
 boost::asio::awaitable<ClientResponse> exchange(Connection& connection, const Url& url, const OutgoingRequest& request,
                                                 ExchangeState& state);
 
+// A request on a plain connection kept from an earlier one, on the calling request fiber: one
+// write, the answer read into one buffer and parsed from it, the fiber suspended on the socket in
+// between; no coroutine and no Beast asynchronous operation. Throws boost::system::system_error
+// (operation_aborted once Connection::cancel closed the socket) and std::exception.
+ClientResponse round_trip_on_fiber(boost::asio::ip::tcp::socket& socket, const OutgoingRequest& request,
+                                   ExchangeState& state);
+
 // A request on a connection kept from an earlier one: straight to the round trip.
 boost::asio::awaitable<ClientResponse> exchange_again(Connection& connection, const OutgoingRequest& request,
                                                       ExchangeState& state);

@@ -93,16 +93,29 @@ ClientResponse Client::Session::run_blocking(const detail::Url& url, const detai
   return response;
 }
 
+// After the exchange on a fiber: the deadline disarmed, and the answer, a timeout or the failure.
+ClientResponse Client::Session::finish_on_fiber(ClientResponse response, std::exception_ptr failure, Deadline& deadline,
+                                                asio::steady_timer& timer, const std::string& what,
+                                                std::chrono::milliseconds timeout, ExchangeState& state) {
+  deadline.finished = true;
+  timer.cancel();
+  if (deadline.passed) {
+    state.reusable = false;  // closed by the cancellation, even if the answer made it first
+    if (failure) throw_timed_out(what, timeout, state);
+  }
+  if (failure) {
+    state.reusable = false;
+    throw_failure(failure, what, state);
+  }
+  return response;
+}
+
 ClientResponse Client::Session::run_on_fiber(const detail::Url& url, const detail::OutgoingRequest& request,
                                              const std::string& what, std::chrono::milliseconds timeout,
                                              ExchangeState& state) {
   // The timer's handler may already be queued when the exchange ends; the shared flags let it see
   // that and leave this session (maybe carrying the next request by then) alone. Handlers and
   // the fiber run on the same I/O thread, one at a time.
-  struct Deadline {
-    bool finished = false;
-    bool passed = false;
-  };
   auto deadline = std::make_shared<Deadline>();
   asio::steady_timer timer(executor, timeout);
   timer.async_wait([deadline, this](error_code ec) {
@@ -115,6 +128,15 @@ ClientResponse Client::Session::run_on_fiber(const detail::Url& url, const detai
   used = true;
   std::exception_ptr failure;
   ClientResponse response;
+  if (again && !connection.secure) {
+    // A kept plain connection (the provider's, call after call): the round trip on the fiber itself.
+    try {
+      response = detail::round_trip_on_fiber(connection.plain, request, state);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    return finish_on_fiber(std::move(response), failure, *deadline, timer, what, timeout, state);
+  }
   // The fiber resumes when the coroutine has ended, cancelled or not: the connection and the
   // request it refers to are never left to a coroutine still running. (Completing co_spawn
   // straight into the yield context, with its (exception_ptr, T) signature, does not compile
@@ -136,17 +158,7 @@ ClientResponse Client::Session::run_on_fiber(const detail::Url& url, const detai
         },
         yield);
   });
-  deadline->finished = true;
-  timer.cancel();
-  if (deadline->passed) {
-    state.reusable = false;  // closed by the cancellation, even if the answer made it first
-    if (failure) throw_timed_out(what, timeout, state);
-  }
-  if (failure) {
-    state.reusable = false;
-    throw_failure(failure, what, state);
-  }
-  return response;
+  return finish_on_fiber(std::move(response), failure, *deadline, timer, what, timeout, state);
 }
 
 }  // namespace rr::http

@@ -6,7 +6,9 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -37,6 +39,15 @@ struct Client::Session {
   std::chrono::steady_clock::time_point idle_since;
 
  private:
+  // The timer's handler may already be queued when the exchange ends; the shared flags let it see
+  // that and leave this session (maybe carrying the next request by then) alone.
+  struct Deadline {
+    bool finished = false;
+    bool passed = false;
+  };
+  ClientResponse finish_on_fiber(ClientResponse response, std::exception_ptr failure, Deadline& deadline,
+                                 boost::asio::steady_timer& timer, const std::string& what,
+                                 std::chrono::milliseconds timeout, detail::ExchangeState& state);
   ClientResponse run_blocking(const detail::Url& url, const detail::OutgoingRequest& request, const std::string& what,
                               std::chrono::milliseconds timeout, detail::ExchangeState& state);
   ClientResponse run_on_fiber(const detail::Url& url, const detail::OutgoingRequest& request, const std::string& what,
