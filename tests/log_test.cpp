@@ -63,3 +63,14 @@ BOOST_AUTO_TEST_CASE(truncated_cuts_long_values_with_a_marker_and_leaves_short_o
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(enabled_follows_the_minimum_level) {
+  BOOST_TEST(!rr::log::enabled(rr::log::Level::debug));  // info by default
+  BOOST_TEST(rr::log::enabled(rr::log::Level::info));
+  rr::log::set_min_level(rr::log::Level::warn);
+  BOOST_TEST(!rr::log::enabled(rr::log::Level::info));
+  BOOST_TEST(rr::log::enabled(rr::log::Level::error));
+  rr::log::set_min_level(rr::log::Level::debug);
+  BOOST_TEST(rr::log::enabled(rr::log::Level::debug));
+  rr::log::set_min_level(rr::log::Level::info);
+}

@@ -191,11 +191,15 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
     auto& locked = std::get<idempotency::Acquired>(acquired);
     release_notice.ran_for(user->id);
     if (wait.waited() && attempt == 0) count_wait("ran");
-    log::debug("idempotency key locked", {{"key", auth::log_tag(request.key)},
-                                          {"key_id", locked.key.id},
-                                          {"flow", request.flow->name},
-                                          {"recovery_point", locked.key.recovery_point},
-                                          {"created", locked.created}});
+    // The key's tag is a SHA-256: computed only when debug lines are written (1.9 % of a new key's
+    // CPU when it was computed for a line filtered out).
+    if (log::enabled(log::Level::debug)) {
+      log::debug("idempotency key locked", {{"key", auth::log_tag(request.key)},
+                                            {"key_id", locked.key.id},
+                                            {"flow", request.flow->name},
+                                            {"recovery_point", locked.key.recovery_point},
+                                            {"created", locked.created}});
+    }
     outcome = deps_.runner.run(*flow, std::move(locked.key), std::move(locked.section), std::move(locked.carried));
     // A serialization failure in the section that created the key took the key with it (the
     // runner cannot retry a section it cannot re-create): nothing is stored, so start over here

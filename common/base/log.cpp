@@ -110,6 +110,8 @@ void init(std::string_view process_name) {
 
 void set_min_level(Level level) { g_min_level = level; }
 
+bool enabled(Level level) { return level >= g_min_level.load(std::memory_order_relaxed); }
+
 void use_stderr() { output().set_fd(STDERR_FILENO); }
 
 // The length of the UTF-8 character at the start of `rest` when it is written as it is: 0 for a

@@ -47,6 +47,9 @@ using Fields = std::initializer_list<Field>;
 // Called once at start: names the process on every line and makes stdout line-buffered.
 void init(std::string_view process_name);
 void set_min_level(Level level);
+// Whether a line of `level` is written: for a field that costs something to compute (a hash), so
+// that a debug line filtered out costs nothing.
+bool enabled(Level level);
 // For commands whose standard output is their result (`user create` prints a token): log to stderr.
 void use_stderr();
 

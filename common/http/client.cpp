@@ -132,8 +132,26 @@ std::size_t Client::idle_connections() const {
   return count;
 }
 
+namespace {
+
+// A caller sends to the same URL call after call (the provider's charges endpoint): each thread
+// remembers the last one it parsed. Shared, so a fiber suspended with it keeps it whatever the
+// thread parses meanwhile.
+std::shared_ptr<const detail::Url> parsed_url(const std::string& text) {
+  thread_local std::string last_text;
+  thread_local std::shared_ptr<const detail::Url> last;
+  if (last && text == last_text) return last;
+  auto parsed = detail::parse_url(text);
+  if (!parsed) return nullptr;
+  last = std::make_shared<const detail::Url>(std::move(*parsed));
+  last_text = text;
+  return last;
+}
+
+}  // namespace
+
 ClientResponse Client::send(const ClientRequest& input) {
-  auto url = detail::parse_url(input.url);
+  auto url = parsed_url(input.url);
   if (!url) throw TransportError("invalid URL \"" + input.url + "\"", false);
   bool pooling = max_idle_ > 0;
   auto request = detail::build_request(input, *url, pooling);
