@@ -158,8 +158,9 @@ ClientResponse Client::send(const ClientRequest& input) {
   std::string what = input.method + " " + url->origin + url->target.substr(0, url->target.find('?'));
   auto deadline = std::chrono::steady_clock::now() + input.timeout;
   auto remaining = [&] {
+    // Rounded up: a 300 ms timeout must not give up at 299 ms (duration_cast truncates).
     return std::max(std::chrono::milliseconds(1),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+                    std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
   };
 
   // On a fiber the connection lives on its I/O thread. Untracked: a kept connection must not

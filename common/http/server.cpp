@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -57,8 +58,12 @@ constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
 // How long stop() lets sessions run their close handlers before stopping the I/O threads.
 constexpr std::chrono::milliseconds kStopGrace{2000};
-// How often the I/O threads' CPU is read to decide how many of them are in use (IoThreadBalance).
+// How often the I/O threads' CPU is read to decide how many of them are in use (IoThreadBalance):
+// every 100 ms while they work, every second while one thread in use is all but idle, so that an
+// idle server wakes once a second for it, not ten times (a load from idle spreads within a second).
 constexpr std::chrono::milliseconds kBalancePeriod{100};
+constexpr std::chrono::milliseconds kQuietBalancePeriod{1000};
+constexpr double kQuietBelow = 0.02;  // of one core, for every thread
 // A connection keeps its answer buffer for the next answer up to this size (the usual answer is
 // well under 1 KiB); a larger one, such as a long list, is given back once written.
 constexpr std::size_t kKeptWireCapacity = 16 * 1024;
@@ -770,9 +775,12 @@ void ServerCore::sample_io_threads() {
     io_thread_cpu_seconds[i] = seconds;
   }
   // The first sample only sets the baseline.
-  if (balance_sampled != std::chrono::steady_clock::time_point{}) balance.observe(busy);
+  bool first = balance_sampled == std::chrono::steady_clock::time_point{};
+  if (!first) balance.observe(busy);
   balance_sampled = now;
-  balance_timer.expires_after(kBalancePeriod);
+  bool quiet = !first && balance.active() == 1 &&
+               std::all_of(busy.begin(), busy.end(), [](double b) { return b < kQuietBelow; });
+  balance_timer.expires_after(quiet ? kQuietBalancePeriod : kBalancePeriod);
   balance_timer.async_wait([this](error_code ec) {
     if (!ec && !closing) sample_io_threads();
   });
