@@ -944,7 +944,9 @@ targets=$(
   min_tps=$(field "pgbench minimum SQL 32 #${min_round:-}" 1)
   verdict_of "new keys at 32: $min_new req/s >= 0.85 x pgbench minimum SQL $min_tps tps (ratio ${min_ratio:-?}, the median of $rounds alternating pairs; to the product's own SQL: $median_ratio)" \
     "$min_new >= 0.85 * $min_tps" "$min_new" "$min_tps"
-  verdict_of "API CPU per new-key request at 32: ${api_cpu32:-?} us <= 150 us (median of the rounds: $(rounds_us "API new keys 32" api))" \
+  # An absolute figure moves with the machine's speed: the line says how fast this one was, as
+  # PostgreSQL's CPU per minimum-SQL pair in the same rounds (894 to 1,236 us when issue 14 set 150 us).
+  verdict_of "API CPU per new-key request at 32: ${api_cpu32:-?} us <= 150 us (median of the rounds: $(rounds_us "API new keys 32" api); on this machine PostgreSQL spent ${min_pg32:-?} us per minimum-SQL pair, 894 to 1,236 us where the target was set: API / that pair $(ratio "${api_cpu32:-}" "${min_pg32:-}"))" \
     "$api_cpu32 <= 150" "$api_cpu32"
   verdict_of "PostgreSQL CPU per new key at 32: $(us_per_request "API new keys 32 #${pg_round:-}" pg) us <= 1.1 x $(us_per_request "pgbench minimum SQL 32 #${pg_round:-}" pg) us per minimum SQL transaction pair (ratio ${pg_ratio:-?}, the median of $rounds alternating pairs)" \
     "$pg_ratio <= 1.1" "$pg_ratio"
