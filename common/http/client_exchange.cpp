@@ -17,6 +17,7 @@
 
 #include "common/fiber/fiber_context.hpp"
 #include "common/http/message.hpp"
+#include "common/http/parse_buffered.hpp"
 
 namespace rr::http::detail {
 namespace {
@@ -154,17 +155,10 @@ ClientResponse round_trip_on_fiber(tcp::socket& socket, const OutgoingRequest& r
   std::optional<ResponseParser> parsed;
   for (int interim = 0;; ++interim) {
     auto& parser = fresh_parser(parsed, request);
-    parser.eager(true);
-    while (!parser.is_done()) {
-      if (buffer.size() > 0) {
-        buffer.consume(parser.put(buffer.data(), ec));
-        if (ec == bhttp::error::need_more) {
-          ec = {};
-        } else if (ec) {
-          throw boost::system::system_error(ec);
-        } else {
-          continue;
-        }
+    for (;;) {
+      if (parse_buffered(buffer, parser, true, ec)) {
+        if (ec) throw boost::system::system_error(ec);
+        break;
       }
       std::size_t n = socket.read_some(buffer.prepare(std::max(kAnswerReadSize, buffer.size())), ec);
       if (ec == asio::error::would_block || ec == asio::error::try_again) {

@@ -8,6 +8,7 @@
 #include "common/http/deferred_requests.hpp"
 #include "common/http/error_body.hpp"
 #include "common/http/io_thread_balance.hpp"
+#include "common/http/parse_buffered.hpp"
 #include "common/http/request_framing.hpp"
 #include "common/http/response_wire.hpp"
 
@@ -364,7 +365,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // asynchronous read that would only complete at once (a scheduler round and a timer each).
   void read_request() {
     error_code ec;
-    if (parse_buffered(ec, false)) return on_head(ec);
+    if (parse_buffered(buffer_, *parser_, false, ec)) return on_head(ec);
     stream_.expires_at(read_deadline_);
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](error_code ec, std::size_t) { self->on_head(ec); });
@@ -384,24 +385,6 @@ class Session : public std::enable_shared_from_this<Session> {
     read_body();
   }
 
-  // Feeds the parser from the buffer as Beast's reads do, up to the end of the head or, with
-  // `body`, of the message. True when that end or an error (in `ec`) was reached; false when the
-  // parser needs bytes that have not arrived yet.
-  bool parse_buffered(error_code& ec, bool body) {
-    parser_->eager(body);
-    while (body ? !parser_->is_done() : !parser_->is_header_done()) {
-      if (buffer_.size() == 0) return false;
-      auto used = parser_->put(buffer_.data(), ec);
-      buffer_.consume(used);
-      if (ec == bhttp::error::need_more) {
-        ec = {};
-        return false;
-      }
-      if (ec) return true;
-    }
-    return true;
-  }
-
   void send_continue() {
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
@@ -413,7 +396,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void read_body() {
     error_code ec;
-    if (parse_buffered(ec, true)) return on_read(ec);
+    if (parse_buffered(buffer_, *parser_, true, ec)) return on_read(ec);
     stream_.expires_at(read_deadline_);
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
@@ -897,7 +880,6 @@ void Server::stop() {
     std::unique_lock lock(core.mutex);
     core.changed.wait_for(lock, kStopGrace, [&] { return core.sessions.empty(); });
   }
-  asio::post(core.balance_timer.get_executor(), [&core] { core.balance_timer.cancel(); });
   core.work.clear();
   for (auto& ioc : core.iocs) ioc->stop();
   for (auto& thread : core.io_threads) thread.join();
