@@ -1,7 +1,9 @@
 // Users and tokens: create, authenticate, reject; the `user` and `migrate` subcommands end to end.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 #include "common/auth/token_cache.hpp"
 #include "common/auth/tokens.hpp"
@@ -156,6 +158,91 @@ BOOST_AUTO_TEST_CASE(a_revoked_token_stops_working_once_its_entry_expires) {
   db.scalar("DELETE FROM api_tokens");
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   BOOST_TEST(!rr::auth::authenticate_cached(cache, lease, created.token).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(one_caller_renews_an_entry_near_its_expiry_while_the_others_keep_it) {
+  rr::auth::TokenCache cache(10, std::chrono::milliseconds(400));
+  cache.remember("hash-a", {1, "a@example.com", "cus_a"});
+  // Early in its life nobody is asked to renew it.
+  auto early = cache.find_for_renewal("hash-a", std::chrono::milliseconds(100));
+  BOOST_TEST_REQUIRE(early.has_value());
+  BOOST_TEST(!early->renew);
+  std::this_thread::sleep_for(std::chrono::milliseconds(320));
+  // In its last 100 ms: many callers at once, exactly one told to renew, every one given the user.
+  std::atomic<int> renewers{0}, answered{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&] {
+      auto found = cache.find_for_renewal("hash-a", std::chrono::milliseconds(100));
+      if (found && found->value.id == 1) ++answered;
+      if (found && found->renew) ++renewers;
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  BOOST_TEST(answered.load() == 8);
+  BOOST_TEST(renewers.load() == 1);
+  // The renewal remembered afresh: a full life again, and the next window has its own renewer.
+  cache.remember("hash-a", {1, "a@example.com", "cus_a"});
+  BOOST_TEST(!cache.find_for_renewal("hash-a", std::chrono::milliseconds(100))->renew);
+  std::this_thread::sleep_for(std::chrono::milliseconds(320));
+  BOOST_TEST(cache.find_for_renewal("hash-a", std::chrono::milliseconds(100))->renew);
+  BOOST_TEST(!cache.find_for_renewal("hash-a", std::chrono::milliseconds(100))->renew);
+}
+
+BOOST_AUTO_TEST_CASE(an_unrenewed_entry_still_expires_at_its_ttl) {
+  rr::auth::TokenCache cache(10, std::chrono::milliseconds(100));
+  cache.remember("hash-a", {1, "a@example.com", "cus_a"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  BOOST_TEST(cache.find_for_renewal("hash-a", std::chrono::milliseconds(50))->renew);  // claimed, never renewed
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  BOOST_TEST(!cache.find_for_renewal("hash-a", std::chrono::milliseconds(50)).has_value());
+  BOOST_TEST(!cache.find("hash-a").has_value());
+}
+
+// The way the API uses the cache, against a real database: callers that find no user (or are
+// told to renew it) look the token up. Under continuous load across several expiries that is
+// one lookup per renewal; without renewal ahead every caller arriving while the first lookup
+// runs does its own (a herd of up to 8 per expiry here).
+BOOST_AUTO_TEST_CASE(a_busy_token_costs_one_lookup_per_renewal_not_one_per_caller) {
+  TestDatabase db;
+  auto created = rr::auth::create_user(db.conn(), "busy@example.com", "cus_busy");
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 8, std::chrono::seconds(5));
+  rr::auth::TokenCache cache(10, std::chrono::milliseconds(1000));
+  {
+    auto lease = pool.acquire();
+    BOOST_TEST_REQUIRE(rr::auth::authenticate_cached(cache, lease, created.token).has_value());
+  }
+  std::atomic<int> lookups{0}, failures{0};
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&] {
+      while (std::chrono::steady_clock::now() < until) {
+        if (rr::auth::cached_user_unless_renewing(cache, created.token)) continue;
+        ++lookups;
+        auto lease = pool.acquire();
+        if (!rr::auth::authenticate_cached(cache, lease, created.token)) ++failures;
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  BOOST_TEST(failures.load() == 0);
+  // Renewals at about 0.75, 1.5 and 2.25 s; the bound leaves room for a slow machine.
+  BOOST_TEST(lookups.load() >= 2);
+  BOOST_TEST(lookups.load() <= 6);
+}
+
+BOOST_AUTO_TEST_CASE(renewing_a_revoked_token_forgets_it_at_once) {
+  TestDatabase db;
+  auto created = rr::auth::create_user(db.conn(), "gone@example.com", "cus_gone");
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, std::chrono::seconds(5));
+  rr::auth::TokenCache cache(10, std::chrono::seconds(60));
+  auto lease = pool.acquire();
+  BOOST_TEST_REQUIRE(rr::auth::authenticate_cached(cache, lease, created.token).has_value());
+  BOOST_TEST(rr::auth::cached_user(cache, created.token).has_value());
+  db.scalar("DELETE FROM api_tokens");
+  BOOST_TEST(!rr::auth::authenticate_cached(cache, lease, created.token).has_value());
+  BOOST_TEST(!rr::auth::cached_user(cache, created.token).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -8,8 +8,8 @@ namespace rr::api {
 
 auth::User Authenticator::user_of(const http::Request& request) {
   std::string token = parse_bearer_token(request);
-  // A user the cache knows needs no connection.
-  if (auto user = auth::cached_user(tokens_, token)) return *user;
+  // A user the cache knows needs no connection, unless this request is the one to renew it.
+  if (auto user = auth::cached_user_unless_renewing(tokens_, token)) return *user;
   auto conn = pool_.acquire();
   auto user = auth::authenticate_cached(tokens_, conn, token);
   if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");

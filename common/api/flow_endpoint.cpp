@@ -126,7 +126,8 @@ std::optional<http::Response> FlowEndpoint::answer_in_memory(const http::Request
 http::Response FlowEndpoint::handle(const http::Request& request, const flows::FoundFlow& found) {
   FlowRequest flow_request(request, found);
   return *answer_about_key(flow_request.key, [&]() -> std::optional<http::Response> {
-    return run(flow_request, auth::cached_user(deps_.tokens, flow_request.token));
+    // The one request told to renew the token's entry looks it up in run(), with its key.
+    return run(flow_request, auth::cached_user_unless_renewing(deps_.tokens, flow_request.token));
   });
 }
 

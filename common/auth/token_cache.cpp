@@ -25,15 +25,25 @@ const std::string& token_hash(std::string_view token) {
 std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::Lease& conn, std::string_view token) {
   if (!looks_like_token(token)) return std::nullopt;
   std::string hash = token_hash(token);
-  if (auto user = cache.find(hash)) return user;
   auto user = authenticate(conn, token);
-  if (user) cache.remember(hash, *user);
+  if (user) {
+    cache.remember(std::move(hash), *user);
+  } else {
+    cache.forget(hash);  // revoked while remembered: the renewal ends the entry at once
+  }
   return user;
 }
 
 std::optional<User> cached_user(TokenCache& cache, std::string_view token) {
   if (!looks_like_token(token)) return std::nullopt;
   return cache.find(token_hash(token));
+}
+
+std::optional<User> cached_user_unless_renewing(TokenCache& cache, std::string_view token) {
+  if (!looks_like_token(token)) return std::nullopt;
+  auto found = cache.find_for_renewal(token_hash(token), cache.ttl() / 4);
+  if (!found || found->renew) return std::nullopt;
+  return std::move(found->value);
 }
 
 }  // namespace rr::auth

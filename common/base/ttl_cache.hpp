@@ -3,6 +3,13 @@
 // most `ttl`, and at most `capacity` are kept, the oldest first out. A capacity or ttl of 0
 // remembers nothing. A miss costs the caller what the cache saves (a database round trip), never
 // a wrong answer, so entries must only ever repeat what the source would say within `ttl`.
+//
+// Renewal ahead of expiry (find_for_renewal): once an entry is in the last `renew_within` of its
+// life, exactly one caller is told to renew it while every other caller keeps getting the value.
+// Without it, an entry that expires under load sends every request that arrives before the first
+// new lookup returns to the source of its own (issue 14 counted 19 token lookups in 10 s where 5
+// would do). A renewal is a new lookup remembered afresh, so an entry still lives at most `ttl`
+// from the lookup that made it.
 #pragma once
 
 #include <chrono>
@@ -34,11 +41,41 @@ class TtlCache {
     return it->second.value;
   }
 
+  struct Renewal {
+    Value value;
+    bool renew;  // this caller, and no other, is to look the value up again and remember it
+  };
+  // find(), and for the first caller to see the entry within `renew_within` of its expiry,
+  // renew = true. An entry that expires unrenewed (the renewal failed) is a miss again.
+  std::optional<Renewal> find_for_renewal(const std::string& key, std::chrono::milliseconds renew_within) {
+    if (capacity_ == 0) return std::nullopt;
+    auto now = Clock::now();
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    auto& entry = it->second;
+    if (entry.expires <= now) {
+      entries_.erase(it);
+      return std::nullopt;
+    }
+    bool renew = !entry.renewal_claimed && entry.expires - now <= renew_within;
+    if (renew) entry.renewal_claimed = true;
+    return Renewal{entry.value, renew};
+  }
+
+  // Drops `key` now (its source said it no longer holds).
+  void forget(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    entries_.erase(key);
+  }
+
+  std::chrono::milliseconds ttl() const { return ttl_; }
+
   void remember(std::string key, Value value) {
     if (capacity_ == 0 || ttl_.count() <= 0) return;
     auto expires = Clock::now() + ttl_;
     std::lock_guard lock(mutex_);
-    auto [it, inserted] = entries_.insert_or_assign(key, Entry{std::move(value), expires});
+    auto [it, inserted] = entries_.insert_or_assign(key, Entry{std::move(value), expires, false});
     if (!inserted) return;  // already queued for the bound
     insertion_order_.push_back(std::move(key));
     // The queue may hold keys already erased by expiry; it never exceeds twice the capacity.
@@ -58,6 +95,7 @@ class TtlCache {
   struct Entry {
     Value value;
     Clock::time_point expires;
+    bool renewal_claimed = false;
   };
   std::size_t capacity_;
   std::chrono::milliseconds ttl_;
