@@ -5,6 +5,7 @@
 // events proves a suspension. The suite also runs through a transaction-pooling PgBouncer.
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -75,6 +76,25 @@ void wait_for_waiters(rr::db::ConnectionPool& pool, std::size_t count) {
     rr::fiber::sleep_for(1ms);
   }
   BOOST_FAIL("fewer than " + std::to_string(count) + " checkouts ever waited");
+}
+
+// What /proc names the socket behind `fd` ("socket:[inode]"): the same for every descriptor of it.
+std::string socket_behind(int fd) {
+  std::error_code ec;
+  auto name = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec).string();
+  BOOST_REQUIRE(name.rfind("socket:", 0) == 0);
+  return name;
+}
+
+// How many of this process's descriptors name `socket` (libpq's own, and a kept watch's dup of
+// it): 0 once every one is closed.
+int descriptors_of(const std::string& socket) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(entry.path(), ec).string() == socket) ++count;
+  }
+  return count;
 }
 
 std::vector<std::vector<std::optional<std::string>>> as_text(const pqxx::result& rows) {
@@ -219,7 +239,7 @@ BOOST_AUTO_TEST_CASE(a_backend_terminated_mid_call_is_a_broken_connection_the_po
                 {
                   auto lease = pool.acquire();
                   try {
-                    rr::db::run_one_trip(lease.conn(), rr::db::call("sleep_until_terminated"), 0ms);
+                    rr::db::run_one_trip(lease, rr::db::call("sleep_until_terminated"));
                   } catch (const pqxx::broken_connection&) {
                     broken = true;
                   }
@@ -227,7 +247,7 @@ BOOST_AUTO_TEST_CASE(a_backend_terminated_mid_call_is_a_broken_connection_the_po
                 }
                 idle_after = pool.stats().idle;
                 auto lease = pool.acquire();  // a fresh connection
-                next = rr::db::run_one_trip(lease.conn(), rr::db::call("numbers", 1), 1000ms);
+                next = rr::db::run_one_trip(lease, rr::db::call("numbers", 1));
               },
               [&] {
                 const std::string active_call =
@@ -378,6 +398,78 @@ BOOST_AUTO_TEST_CASE(a_fiber_connects_through_the_workers_and_off_a_fiber_nothin
   auto lease = pool.acquire();
   BOOST_TEST(rr::db::run_one_trip(lease.conn(), rr::db::call("numbers", 2), 1000ms).size() == 2u);
   BOOST_TEST(pool.stats().in_use == 1u);
+}
+
+// Issue 14: a pooled connection's socket is registered with the I/O thread once, not on every
+// call (three epoll_ctl and an ioctl each time before). The registration is a dup of libpq's
+// socket, dropped when the I/O thread's io_context shuts down and when the connection goes.
+BOOST_AUTO_TEST_CASE(a_pooled_connections_socket_stays_registered_from_one_call_to_the_next) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
+  std::string socket;
+  { socket = socket_behind(pool.acquire().conn().sock()); }  // connected off a fiber: nothing registered
+  BOOST_TEST(descriptors_of(socket) == 1);
+  std::vector<std::size_t> sizes;
+  long made = 0;
+  int during = 0;
+  run_fibers({[&] {
+    auto lease = pool.acquire();
+    for (int n = 1; n <= 3; ++n) sizes.push_back(rr::db::run_one_trip(lease, rr::db::call("numbers", n)).size());
+    made = lease.pooled().socket_watch().registrations_made();
+    during = descriptors_of(socket);
+  }});
+  BOOST_TEST(sizes == (std::vector<std::size_t>{1, 2, 3}), boost::test_tools::per_element());
+  BOOST_TEST(made == 1);
+  BOOST_TEST(during == 2);  // libpq's socket and the registration's dup
+  // That I/O thread's io_context is gone, and took the registration with it.
+  BOOST_TEST(descriptors_of(socket) == 1);
+
+  // Another I/O thread registers afresh and is answered; a connection the pool drops closes the dup.
+  std::optional<pqxx::result> rows;
+  run_fibers({[&] {
+    auto lease = pool.acquire();
+    rows = rr::db::run_one_trip(lease, rr::db::call("numbers", 4));
+    made = lease.pooled().socket_watch().registrations_made();
+  }});
+  BOOST_REQUIRE(rows.has_value());
+  BOOST_TEST(rows->size() == 4u);
+  BOOST_TEST(made == 2);
+}
+
+// libpqxx 6 can reopen a connection object in place; the new socket often gets the very number
+// the old one had. A registration by number would wait on the dead socket; the watch tells the
+// connections apart (PGconn and server process) and registers the new one.
+BOOST_AUTO_TEST_CASE(a_reopened_connection_behind_the_same_socket_number_is_registered_afresh) {
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
+  std::string old_socket, new_socket;
+  int old_number = -1, new_number = -1, old_copies = -1, new_copies = -1;
+  long made = 0;
+  std::optional<pqxx::result> rows;
+  run_fibers({[&] {
+    auto lease = pool.acquire();
+    rr::db::run_one_trip(lease, rr::db::call("numbers", 1));
+    old_number = lease.conn().sock();
+    old_socket = socket_behind(old_number);
+    rr::fiber::blocking([&] {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+      lease.conn().deactivate();
+      lease.conn().activate();
+#pragma GCC diagnostic pop
+    });
+    new_number = lease.conn().sock();
+    new_socket = socket_behind(new_number);
+    rows = rr::db::run_one_trip(lease, rr::db::call("numbers", 2));
+    made = lease.pooled().socket_watch().registrations_made();
+    new_copies = descriptors_of(new_socket);
+    old_copies = descriptors_of(old_socket);  // the old registration's dup went with it
+  }});
+  BOOST_TEST(old_socket != new_socket);
+  BOOST_TEST_MESSAGE("socket number before and after reopening: " << old_number << ", " << new_number);
+  BOOST_REQUIRE(rows.has_value());
+  BOOST_TEST(rows->size() == 2u);
+  BOOST_TEST(made == 2);
+  BOOST_TEST(new_copies == 2);
+  BOOST_TEST(old_copies == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,6 +15,7 @@
 #include "common/db/session_options.hpp"
 #include "common/db/statements.hpp"
 #include "common/fiber/fiber.hpp"
+#include "common/fiber/kept_socket_watch.hpp"
 
 namespace rr::db {
 
@@ -33,11 +34,17 @@ class PooledConnection {
   // carries DATABASE_STATEMENT_TIMEOUT (per_transaction_timeout). Pass it to db::Transaction and
   // db::run_one_trip as is.
   std::chrono::milliseconds statement_timeout() const { return statement_timeout_; }
+  // The libpq socket's registration with the I/O thread that last waited on it (one-trip calls
+  // on a fiber), kept from one call to the next.
+  fiber::KeptSocketWatch& socket_watch() { return socket_watch_; }
 
  private:
   pqxx::connection conn_;
   SessionStatements statements_;
   std::chrono::milliseconds statement_timeout_;
+  // After conn_, so destroyed before it: the dup is closed before libpq closes its socket, and
+  // the server sees the connection end when libpq ends it.
+  fiber::KeptSocketWatch socket_watch_;
 };
 
 struct PoolStats {

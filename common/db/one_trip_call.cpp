@@ -8,6 +8,7 @@
 #include "common/db/raw_libpq.hpp"
 #include "common/db/transaction.hpp"
 #include "common/fiber/fiber.hpp"
+#include "common/fiber/kept_socket_watch.hpp"
 
 namespace rr::db {
 namespace {
@@ -118,19 +119,29 @@ class NonblockingForTheCall {
 // No deadline of our own: the server-side statement_timeout in the query bounds the call, as in
 // the blocking path. Sent once; a connection lost on the way is pqxx::broken_connection and the
 // connection reads as closed (PQstatus is CONNECTION_BAD), so its pool drops it.
-pqxx::result run_on_fiber(PGconn* pg, const std::string& query) {
+//
+// The socket waits go through `kept` when the connection keeps its registration (a pooled one),
+// otherwise through a SocketWatch of the call's own.
+pqxx::result run_on_fiber(PGconn* pg, const std::string& query, rr::fiber::KeptSocketWatch* kept) {
   constexpr auto no_deadline = std::chrono::steady_clock::time_point::max();
   NonblockingForTheCall nonblocking(pg);
   if (PQsendQuery(pg, query.c_str()) == 0) {
     if (PQstatus(pg) == CONNECTION_BAD) throw_connection_lost(pg);
     throw pqxx::failure(PQerrorMessage(pg));
   }
-  rr::fiber::SocketWatch watch(PQsocket(pg));
+  // This connection's socket as it is now: after a reconnect the same number may name another.
+  rr::fiber::SocketIdentity socket{PQsocket(pg), pg, PQbackendPID(pg)};
+  std::optional<rr::fiber::SocketWatch> own;
+  if (!kept) own.emplace(socket.socket);
+  auto wait = [&](bool readable) {
+    if (kept) return readable ? kept->wait_readable(socket) : kept->wait_writable(socket);
+    readable ? own->wait_readable(no_deadline) : own->wait_writable(no_deadline);
+  };
   for (;;) {
     int flushed = PQflush(pg);
     if (flushed == 0) break;
     if (flushed < 0) throw_connection_lost(pg);
-    watch.wait_writable(no_deadline);
+    wait(false);
   }
   // The query may hold two statements (SET LOCAL ...; SELECT ...): a result each. The rows are
   // the last tuples result's; an error is the first error result's, thrown once all results are
@@ -139,7 +150,7 @@ pqxx::result run_on_fiber(PGconn* pg, const std::string& query) {
   std::optional<std::pair<std::string, std::string>> first_error;  // message, SQLSTATE
   for (;;) {
     while (PQisBusy(pg) != 0) {
-      watch.wait_readable(no_deadline);
+      wait(true);
       if (PQconsumeInput(pg) == 0) throw_connection_lost(pg);
     }
     PGresult* result = PQgetResult(pg);
@@ -212,7 +223,10 @@ std::string one_trip_query(const Call& call, std::chrono::milliseconds statement
   return query;
 }
 
-pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::chrono::milliseconds statement_timeout) {
+namespace {
+
+pqxx::result run_one_trip_watched(pqxx::connection_base& conn, const Call& call,
+                                  std::chrono::milliseconds statement_timeout, rr::fiber::KeptSocketWatch* kept) {
   std::string query =
       one_trip_query(call, statement_timeout, [&conn](const std::string& value) { return conn.esc(value); });
   if (!rr::fiber::active()) return run_blocking(conn, query);
@@ -221,7 +235,17 @@ pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::ch
   if (pg == nullptr || PQstatus(pg) != CONNECTION_OK) {
     return rr::fiber::blocking([&] { return run_blocking(conn, query); });
   }
-  return run_on_fiber(pg, query);
+  return run_on_fiber(pg, query, kept);
+}
+
+}  // namespace
+
+pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::chrono::milliseconds statement_timeout) {
+  return run_one_trip_watched(conn, call, statement_timeout, nullptr);
+}
+
+pqxx::result run_one_trip(ConnectionPool::Lease& lease, const Call& call) {
+  return run_one_trip_watched(lease.conn(), call, lease.statement_timeout(), &lease.pooled().socket_watch());
 }
 
 bool has_sqlstate(const std::exception& error, std::string_view sqlstate) {

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/db/connection_pool.hpp"
+
 namespace rr::db {
 
 struct Call {
@@ -56,6 +58,9 @@ std::string one_trip_query(const Call& call, std::chrono::milliseconds statement
 // Never resends: if the connection breaks, whether the call committed is unknown (the runner then
 // answers "retry with the same key", which resumes from wherever the database has the key).
 pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::chrono::milliseconds statement_timeout);
+// The same on a pooled connection, bounded by its statement_timeout(). On a fiber its socket stays
+// registered with the I/O thread from one call to the next (PooledConnection::socket_watch).
+pqxx::result run_one_trip(ConnectionPool::Lease& lease, const Call& call);
 
 // The SQLSTATE of an error raised by our own functions (sql/006_one_round_trip_phases.sql).
 inline constexpr const char* kLockTakenOver = "RR001";

@@ -47,8 +47,7 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
 Lookup create_with_call(db::ConnectionPool::Lease& conn, const KeyRequest& request,
                         std::chrono::milliseconds lock_timeout, const CreatingCall& creating) {
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto rows = db::run_one_trip(conn.conn(), creating(request, random_uuid(), db::seconds_of(lock_timeout)),
-                                 conn.statement_timeout());
+    auto rows = db::run_one_trip(conn, creating(request, random_uuid(), db::seconds_of(lock_timeout)));
     if (rows.empty()) continue;
     Lookup lookup = settle(rows[0]);
     if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
@@ -63,9 +62,8 @@ Lookup create_with_call(db::ConnectionPool::Lease& conn, const KeyRequest& reque
 
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,
                                         std::chrono::milliseconds lock_timeout) {
-  auto rows = db::run_one_trip(
-      conn.conn(), db::call(statements::kLockById.name, key_id, random_uuid(), db::seconds_of(lock_timeout)),
-      conn.statement_timeout());
+  auto rows =
+      db::run_one_trip(conn, db::call(statements::kLockById.name, key_id, random_uuid(), db::seconds_of(lock_timeout)));
   if (rows.empty()) return std::nullopt;
   return key_row_from(rows[0]);
 }
@@ -105,7 +103,7 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
 
 void unlock_key(db::ConnectionPool::Lease& conn, const KeyRow& key) {
   if (key.lock_token.empty()) return;
-  db::run_one_trip(conn.conn(), db::call(statements::kUnlock.name, key.id, key.lock_token), conn.statement_timeout());
+  db::run_one_trip(conn, db::call(statements::kUnlock.name, key.id, key.lock_token));
 }
 
 }  // namespace rr::idempotency

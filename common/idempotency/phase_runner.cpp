@@ -25,7 +25,7 @@ class RunnerContext : public PhaseContext {
     return retrying_conflicts(/*retryable=*/true, [&] {
       auto lease = runner_.pool_.acquire();
       try {
-        auto rows = db::run_one_trip(lease.conn(), call, lease.statement_timeout());
+        auto rows = db::run_one_trip(lease, call);
         apply(applied);
         return rows;
       } catch (const pqxx::sql_error& e) {

@@ -14,8 +14,8 @@ http::Response HomePageEndpoint::handle(const http::Request& request, const flow
   return within_page_boundary([&] {
     auto session = session_of(request, sessions_);
     if (!session) return sign_in_answer(request, sessions_.settings(), 200);
-    BookingPage shown{
-        session->user.email, session->csrf_token, BookingForm::fresh(), {}, recent_rides(pool_, session->user.id)};
+    BookingPage shown{session->user.email, session->csrf_token, BookingForm::fresh(), Notice{},
+                      recent_rides(pool_, session->user.id)};
     return page(200, booking_page(shown));
   });
 }
