@@ -236,13 +236,77 @@ BOOST_AUTO_TEST_CASE(renewing_a_revoked_token_forgets_it_at_once) {
   TestDatabase db;
   auto created = rr::auth::create_user(db.conn(), "gone@example.com", "cus_gone");
   rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, std::chrono::seconds(5));
-  rr::auth::TokenCache cache(10, std::chrono::seconds(60));
+  rr::auth::TokenCache cache(10, std::chrono::milliseconds(400));
   auto lease = pool.acquire();
   BOOST_TEST_REQUIRE(rr::auth::authenticate_cached(cache, lease, created.token).has_value());
-  BOOST_TEST(rr::auth::cached_user(cache, created.token).has_value());
   db.scalar("DELETE FROM api_tokens");
+  // A live entry is the answer until its renewal: a lookup now would cost what the cache saves.
+  BOOST_TEST(rr::auth::authenticate_cached(cache, lease, created.token).has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(320));                           // into the last quarter
+  BOOST_TEST(!rr::auth::cached_user_unless_renewing(cache, created.token).has_value());  // the renewer
+  BOOST_TEST(rr::auth::cached_user(cache, created.token).has_value());                   // the others keep it meanwhile
   BOOST_TEST(!rr::auth::authenticate_cached(cache, lease, created.token).has_value());
-  BOOST_TEST(!rr::auth::cached_user(cache, created.token).has_value());
+  BOOST_TEST(!rr::auth::cached_user(cache, created.token).has_value());  // gone before its expiry
+}
+
+// A cold cache under load (an API just started): the callers missing the same token at once
+// share one lookup instead of each asking the database.
+BOOST_AUTO_TEST_CASE(callers_missing_the_same_token_at_once_share_one_lookup) {
+  rr::auth::TokenCache cache(10, std::chrono::seconds(60));
+  std::atomic<int> loads{0}, answered{0};
+  std::atomic<bool> release{false};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&] {
+      auto user = cache.load_shared("hash-a", [&]() -> std::optional<rr::auth::User> {
+        ++loads;
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return rr::auth::User{7, "a@example.com", "cus_a"};
+      });
+      if (user && user->id == 7) ++answered;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all eight are in by then
+  release = true;
+  for (auto& caller : callers) caller.join();
+  BOOST_TEST(loads.load() == 1);
+  BOOST_TEST(answered.load() == 8);
+  BOOST_TEST(cache.find("hash-a").value().id == 7);  // and remembered
+}
+
+// A load that fails reaches its own caller; those waiting on it then load for themselves.
+BOOST_AUTO_TEST_CASE(a_failed_shared_load_leaves_the_waiters_to_load_themselves) {
+  rr::auth::TokenCache cache(10, std::chrono::seconds(60));
+  std::atomic<int> loads{0};
+  std::atomic<bool> release{false};
+  bool failed = false;
+  std::optional<rr::auth::User> waiter_answer;
+  std::thread leader([&] {
+    try {
+      cache.load_shared("hash-a", [&]() -> std::optional<rr::auth::User> {
+        ++loads;
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        throw std::runtime_error("database down");
+      });
+    } catch (const std::runtime_error&) {
+      failed = true;
+    }
+  });
+  while (loads.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread waiter([&] {
+    waiter_answer = cache.load_shared("hash-a", [&]() -> std::optional<rr::auth::User> {
+      ++loads;
+      return rr::auth::User{8, "b@example.com", "cus_b"};
+    });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  release = true;
+  leader.join();
+  waiter.join();
+  BOOST_TEST(failed);
+  BOOST_TEST(loads.load() == 2);
+  BOOST_TEST_REQUIRE(waiter_answer.has_value());
+  BOOST_TEST(waiter_answer->id == 8);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,7 @@
 #include "common/auth/token_cache.hpp"
 
 #include "common/auth/tokens.hpp"
+#include "common/fiber/fiber.hpp"
 
 namespace rr::auth {
 namespace {
@@ -24,14 +25,11 @@ const std::string& token_hash(std::string_view token) {
 
 std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::Lease& conn, std::string_view token) {
   if (!looks_like_token(token)) return std::nullopt;
-  std::string hash = token_hash(token);
-  auto user = authenticate(conn, token);
-  if (user) {
-    cache.remember(std::move(hash), *user);
-  } else {
-    cache.forget(hash);  // revoked while remembered: the renewal ends the entry at once
-  }
-  return user;
+  // A caller waiting for another's lookup of the same token blocks its thread: on a request fiber
+  // this runs on a worker (in place elsewhere). A lookup that finds nothing (revoked while
+  // remembered, say) ends the entry at once.
+  std::string hash = token_hash(token);  // a copy: the thread's last hash changes with its next token
+  return fiber::blocking([&] { return cache.load_shared(hash, [&] { return authenticate(conn, token); }); });
 }
 
 std::optional<User> cached_user(TokenCache& cache, std::string_view token) {

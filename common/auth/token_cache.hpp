@@ -15,8 +15,9 @@ namespace rr::auth {
 // expiry are the shared cache's (common/base/ttl_cache.hpp): oldest entry out when full.
 using TokenCache = base::TtlCache<User>;
 
-// authenticate(), and its answer remembered (a user) or forgotten (none): always one lookup, for
-// a token the cache did not know or one whose entry is to be renewed.
+// authenticate(), and its answer remembered (a user) or forgotten (none): a lookup, for a token
+// the cache did not know or one whose entry is to be renewed. Callers looking the same token up
+// at the same time share one lookup (the cache's load_shared): a cold cache under load costs one.
 std::optional<User> authenticate_cached(TokenCache& cache, db::ConnectionPool::Lease& conn, std::string_view token);
 // The cache alone, without a database: nullopt when the token's user is not remembered.
 std::optional<User> cached_user(TokenCache& cache, std::string_view token);
