@@ -1,6 +1,6 @@
 // Kept socket registrations: one dup of the watched socket, registered with the reactor of the I/O
-// thread that last waited on it, and a per-io_context service that drops it when that io_context
-// shuts down (before its reactor goes; a pooled connection may well outlive the I/O threads).
+// thread that last waited on it, dropped by that io_context's ContextShutdownWatch when it shuts
+// down (before its reactor goes; a pooled connection may well outlive the I/O threads).
 #include "common/fiber/kept_socket_watch.hpp"
 
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <boost/system/system_error.hpp>
 #include <cerrno>
 #include <mutex>
-#include <vector>
 
+#include "common/fiber/context_shutdown_watch.hpp"
 #include "common/fiber/fiber_context.hpp"
 
 namespace rr::fiber {
@@ -30,50 +30,20 @@ struct KeptSocketWatch::State {
 
   // With `mutex` held. Closing the dup deregisters it from its reactor, from whichever thread:
   // nothing waits on it now (its owner is not in a call), and Asio's reactor takes its own locks.
-  void drop() {
+  void release_locked() {
     descriptor.reset();
     context = nullptr;
     identity = {};
   }
+
+  // The io_context `shutting_down` is going away (ContextShutdownWatch): its registration goes.
+  void drop(asio::execution_context* shutting_down) {
+    std::lock_guard lock(mutex);
+    if (context == shutting_down) release_locked();
+  }
 };
 
 namespace {
-
-// Told by an io_context when it shuts down: drops the registrations made in its reactor.
-class KeptSocketsOfContext : public asio::execution_context::service {
- public:
-  using key_type = KeptSocketsOfContext;
-  inline static asio::execution_context::id id;
-
-  explicit KeptSocketsOfContext(asio::execution_context& context) : service(context) {}
-
-  void watch(const std::shared_ptr<KeptSocketWatch::State>& state) {
-    std::lock_guard lock(mutex_);
-    std::erase_if(states_, [](const auto& watched) { return watched.expired(); });
-    for (const auto& watched : states_) {
-      if (watched.lock() == state) return;
-    }
-    states_.push_back(state);
-  }
-
- private:
-  void shutdown() override {
-    std::vector<std::weak_ptr<KeptSocketWatch::State>> states;
-    {
-      std::lock_guard lock(mutex_);
-      states.swap(states_);
-    }
-    for (const auto& watched : states) {
-      auto state = watched.lock();
-      if (!state) continue;
-      std::lock_guard lock(state->mutex);
-      if (state->context == &context()) state->drop();
-    }
-  }
-
-  std::mutex mutex_;
-  std::vector<std::weak_ptr<KeptSocketWatch::State>> states_;
-};
 
 [[noreturn]] void throw_errno(const char* what) {
   throw boost::system::system_error(error_code(errno, boost::system::system_category()), what);
@@ -88,7 +58,7 @@ void wait_for(const std::shared_ptr<KeptSocketWatch::State>& state, const Socket
   asio::posix::stream_descriptor* descriptor = nullptr;
   {
     std::lock_guard lock(state->mutex);
-    if (state->descriptor && (state->identity != socket || state->context != &context)) state->drop();
+    if (state->descriptor && (state->identity != socket || state->context != &context)) state->release_locked();
     if (!state->descriptor) {
       int own = ::fcntl(socket.socket, F_DUPFD_CLOEXEC, 0);
       if (own < 0) throw_errno("dup of a watched socket");
@@ -99,7 +69,7 @@ void wait_for(const std::shared_ptr<KeptSocketWatch::State>& state, const Socket
         throw;
       }
       // The descriptor's service exists by now, so this one is newer and shuts down first.
-      asio::use_service<KeptSocketsOfContext>(context).watch(state);
+      asio::use_service<ContextShutdownWatch<KeptSocketWatch::State>>(context).watch(state);
       state->identity = socket;
       state->context = &context;
       ++state->registrations_made;
@@ -129,7 +99,7 @@ void KeptSocketWatch::wait_writable(const SocketIdentity& socket) {
 
 void KeptSocketWatch::forget() {
   std::lock_guard lock(state_->mutex);
-  state_->drop();
+  state_->release_locked();
 }
 
 long KeptSocketWatch::registrations_made() const {

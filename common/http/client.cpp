@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "common/fiber/context_shutdown_watch.hpp"
 #include "common/fiber/fiber.hpp"
 #include "common/fiber/fiber_context.hpp"
 #include "common/http/client_session.hpp"
@@ -26,7 +27,8 @@ struct Client::Pool {
   std::mutex mutex;
   std::map<asio::execution_context*, std::vector<std::unique_ptr<Session>>> idle;
 
-  // The io_context `home` is going away: its sockets must go first.
+  // The io_context `home` is going away: its sockets must go first (fiber::ContextShutdownWatch
+  // calls this; a Client may well outlive the I/O threads that used it).
   void drop(asio::execution_context* home) {
     std::vector<std::unique_ptr<Session>> dropped;
     std::lock_guard lock(mutex);
@@ -38,41 +40,6 @@ struct Client::Pool {
 };
 
 namespace {
-
-// Told by an io_context when it shuts down (before its services and sockets are destroyed), drops
-// the connections Clients keep for that io_context's fibers. A Client may well outlive the I/O
-// threads that used it (a test's, or a server stopped before the payment client goes).
-class KeptConnectionsWatch : public asio::execution_context::service {
- public:
-  using key_type = KeptConnectionsWatch;
-  inline static asio::execution_context::id id;
-
-  explicit KeptConnectionsWatch(asio::execution_context& context) : service(context) {}
-
-  void watch(const std::shared_ptr<Client::Pool>& pool) {
-    std::lock_guard lock(mutex_);
-    std::erase_if(pools_, [](const auto& watched) { return watched.expired(); });
-    for (const auto& watched : pools_) {
-      if (watched.lock() == pool) return;
-    }
-    pools_.push_back(pool);
-  }
-
- private:
-  void shutdown() override {
-    std::vector<std::weak_ptr<Client::Pool>> pools;
-    {
-      std::lock_guard lock(mutex_);
-      pools.swap(pools_);
-    }
-    for (const auto& watched : pools) {
-      if (auto pool = watched.lock()) pool->drop(&context());
-    }
-  }
-
-  std::mutex mutex_;
-  std::vector<std::weak_ptr<Client::Pool>> pools_;
-};
 
 // Sending again is harmless when the method says so or an Idempotency-Key lets the server dedupe.
 bool safe_to_resend(const ClientRequest& request) {
@@ -187,7 +154,7 @@ ClientResponse Client::send(const ClientRequest& input) {
   }
   if (home) {
     session = std::make_unique<Session>(url->origin, url->tls, fiber_executor);
-    if (pooling) asio::use_service<KeptConnectionsWatch>(*home).watch(pool_);
+    if (pooling) asio::use_service<fiber::ContextShutdownWatch<Pool>>(*home).watch(pool_);
   } else {
     session = std::make_unique<Session>(url->origin, url->tls);
   }
