@@ -37,14 +37,9 @@ class TtlCache {
   std::optional<Value> find(const std::string& key) {
     if (capacity_ == 0) return std::nullopt;
     std::lock_guard lock(mutex_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return std::nullopt;
-    if (it->second.expires <= Clock::now()) {
-      // Its slot in insertion_order_ goes when the bound reaches it; an erased key is skipped then.
-      entries_.erase(it);
-      return std::nullopt;
-    }
-    return it->second.value;
+    auto* entry = live_entry_locked(key, Clock::now());
+    if (!entry) return std::nullopt;
+    return entry->value;
   }
 
   struct Renewal {
@@ -57,16 +52,11 @@ class TtlCache {
     if (capacity_ == 0) return std::nullopt;
     auto now = Clock::now();
     std::lock_guard lock(mutex_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return std::nullopt;
-    auto& entry = it->second;
-    if (entry.expires <= now) {
-      entries_.erase(it);
-      return std::nullopt;
-    }
-    bool renew = !entry.renewal_claimed && entry.expires - now <= renew_within;
-    if (renew) entry.renewal_claimed = true;
-    return Renewal{entry.value, renew};
+    auto* entry = live_entry_locked(key, now);
+    if (!entry) return std::nullopt;
+    bool renew = !entry->renewal_claimed && entry->expires - now <= renew_within;
+    if (renew) entry->renewal_claimed = true;
+    return Renewal{entry->value, renew};
   }
 
   // Drops `key` now (its source said it no longer holds).
@@ -84,9 +74,10 @@ class TtlCache {
   }
 
   // `load()` (the source's answer: a value, or nullopt for none), remembered or, for none,
-  // forgotten, and returned; a live entry (not claimed for renewal) is returned instead. While one caller loads a key,
-  // others calling load_shared for it wait (blocking their thread: never call it on a request fiber) and get the same
-  // answer. If the load throws, the exception reaches its own caller only; the waiters then load for themselves.
+  // forgotten, and returned; a live entry (not claimed for renewal) is returned instead. While
+  // one caller loads a key, others calling load_shared for it wait (blocking their thread: never
+  // call it on a request fiber) and get the same answer. If the load throws, the exception
+  // reaches its own caller only; the waiters then load for themselves.
   template <typename Load>
   std::optional<Value> load_shared(const std::string& key, Load&& load) {
     std::shared_ptr<Flight> flight;
@@ -94,10 +85,7 @@ class TtlCache {
       std::unique_lock lock(mutex_);
       // Loaded since this caller missed (a load that landed meanwhile): that answer will do. An
       // entry claimed for renewal is the claimant's to load.
-      if (auto it = entries_.find(key);
-          it != entries_.end() && !it->second.renewal_claimed && it->second.expires > Clock::now()) {
-        return it->second.value;
-      }
+      if (auto* entry = live_entry_locked(key, Clock::now()); entry && !entry->renewal_claimed) return entry->value;
       auto [it, first] = flights_.try_emplace(key);
       if (first) {
         it->second = std::make_shared<Flight>();
@@ -144,6 +132,18 @@ class TtlCache {
     bool answered = false;  // false: the load threw
     std::optional<Value> answer;
   };
+
+  // The entry for `key` while it lives (the mutex held); one found expired is erased. Its slot in
+  // insertion_order_ goes when the bound reaches it; an erased key is skipped then.
+  Entry* live_entry_locked(const std::string& key, Clock::time_point now) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return nullptr;
+    if (it->second.expires <= now) {
+      entries_.erase(it);
+      return nullptr;
+    }
+    return &it->second;
+  }
 
   void remember_locked(std::string key, Value value) {
     auto expires = Clock::now() + ttl_;

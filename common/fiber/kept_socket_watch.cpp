@@ -87,7 +87,10 @@ void wait_for(const std::shared_ptr<KeptSocketWatch::State>& state, const Socket
 
 KeptSocketWatch::KeptSocketWatch() : state_(std::make_shared<State>()) {}
 
-KeptSocketWatch::~KeptSocketWatch() { forget(); }
+KeptSocketWatch::~KeptSocketWatch() {
+  std::lock_guard lock(state_->mutex);
+  state_->release_locked();
+}
 
 void KeptSocketWatch::wait_readable(const SocketIdentity& socket) {
   wait_for(state_, socket, asio::posix::descriptor_base::wait_read);
@@ -95,11 +98,6 @@ void KeptSocketWatch::wait_readable(const SocketIdentity& socket) {
 
 void KeptSocketWatch::wait_writable(const SocketIdentity& socket) {
   wait_for(state_, socket, asio::posix::descriptor_base::wait_write);
-}
-
-void KeptSocketWatch::forget() {
-  std::lock_guard lock(state_->mutex);
-  state_->release_locked();
 }
 
 long KeptSocketWatch::registrations_made() const {

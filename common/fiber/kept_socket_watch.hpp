@@ -13,7 +13,7 @@
 // registered (another number, or another connection behind the same number: SocketIdentity),
 // drops the old registration first. So a socket never sits in two threads' reactors, where every
 // answer would also wake the thread not waiting for it. The registration goes when its owner
-// forgets it or is destroyed, or when its I/O thread's io_context shuts down, whichever is first.
+// is destroyed, or when its I/O thread's io_context shuts down, whichever is first.
 //
 // Asio-free, as fiber.hpp is: the database code uses it without taking on Asio.
 #pragma once
@@ -33,7 +33,7 @@ struct SocketIdentity {
 class KeptSocketWatch {
  public:
   KeptSocketWatch();
-  ~KeptSocketWatch();  // drops the registration
+  ~KeptSocketWatch();  // drops the registration (its dup is closed)
   KeptSocketWatch(const KeptSocketWatch&) = delete;
   KeptSocketWatch& operator=(const KeptSocketWatch&) = delete;
 
@@ -42,9 +42,6 @@ class KeptSocketWatch {
   // boost::system::system_error when the socket cannot be watched.
   void wait_readable(const SocketIdentity& socket);
   void wait_writable(const SocketIdentity& socket);
-
-  // Drops the registration (its dup is closed); the next wait registers again.
-  void forget();
 
   // How many registrations this watch has made: for tests, which prove by it that a second call
   // on the same thread registers nothing.
