@@ -325,6 +325,51 @@ BOOST_AUTO_TEST_CASE(a_request_that_stalls_past_the_read_timeout_is_closed) {
   BOOST_TEST(millis(std::chrono::steady_clock::now() - started) < 3000);
 }
 
+// The keep-alive wait before each request has no timer of its own: the I/O thread's sweep closes
+// it past the idle timeout (IdleSweep), and not before.
+BOOST_AUTO_TEST_CASE(a_kept_connection_idle_past_the_idle_timeout_is_closed_and_not_before) {
+  auto options = small_options();
+  options.idle_timeout = 400ms;
+  rr::http::Server server(options, [](const Request&) { return text("served"); });
+  server.start();
+  RawConnection client(server.port());
+  client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(body_of(client.read_response(5000ms)) == "served");
+  auto answered = std::chrono::steady_clock::now();
+  BOOST_TEST(client.closed_by_peer(5000ms));
+  auto idle = millis(std::chrono::steady_clock::now() - answered);
+  BOOST_TEST(idle >= 300);  // the wait began before the answer reached us, by a little
+  BOOST_TEST(idle < 3000);
+}
+
+BOOST_AUTO_TEST_CASE(a_kept_connection_that_goes_on_sending_is_not_closed_by_the_idle_timeout) {
+  auto options = small_options();
+  options.idle_timeout = 300ms;
+  rr::http::Server server(options, [](const Request&) { return text("served"); });
+  server.start();
+  RawConnection client(server.port());
+  // Two seconds of requests 150 ms apart: every wait is shorter than the timeout, the whole far longer.
+  for (int i = 0; i < 13; ++i) {
+    client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    BOOST_TEST_REQUIRE(body_of(client.read_response(5000ms)) == "served");
+    std::this_thread::sleep_for(150ms);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_connection_that_never_sends_a_byte_is_closed_at_the_read_timeout) {
+  auto options = small_options();
+  options.read_timeout = 300ms;
+  options.idle_timeout = 60000ms;
+  rr::http::Server server(options, [](const Request&) { return text("served"); });
+  server.start();
+  auto started = std::chrono::steady_clock::now();
+  RawConnection silent(server.port());
+  BOOST_TEST(silent.closed_by_peer(5000ms));
+  auto lived = millis(std::chrono::steady_clock::now() - started);
+  BOOST_TEST(lived >= 250);
+  BOOST_TEST(lived < 3000);
+}
+
 BOOST_AUTO_TEST_CASE(stop_accepting_and_wait_idle_let_an_in_flight_slow_handler_finish) {
   std::promise<void> handler_started;
   rr::http::Server server(small_options(), [&](const Request&) {

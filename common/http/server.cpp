@@ -7,12 +7,14 @@
 #include "common/http/connection_limit.hpp"
 #include "common/http/deferred_requests.hpp"
 #include "common/http/error_body.hpp"
+#include "common/http/idle_sweep.hpp"
 #include "common/http/io_thread_balance.hpp"
 #include "common/http/parse_buffered.hpp"
 #include "common/http/request_framing.hpp"
 #include "common/http/response_wire.hpp"
 
 #include <pthread.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/context/fiber.hpp>
+#include <cerrno>
 #include <condition_variable>
 #include <iterator>
 #include <mutex>
@@ -68,6 +71,8 @@ constexpr double kQuietBelow = 0.02;  // of one core, for every thread
 // A connection keeps its answer buffer for the next answer up to this size (the usual answer is
 // well under 1 KiB); a larger one, such as a long list, is given back once written.
 constexpr std::size_t kKeptWireCapacity = 16 * 1024;
+// The first read of a request: one whole usual request, more of a pipeline or a large body read on.
+constexpr std::size_t kFirstReadBytes = 4096;
 
 Response json_error(int status, std::string_view type, std::string_view message) {
   Response response;
@@ -144,6 +149,7 @@ struct ServerCore {
   // thread is woken for another's socket. Which thread, and how many are in use, the balance
   // decides; a connection changes threads only between requests (Session::move_to).
   std::vector<std::unique_ptr<asio::io_context>> iocs;
+  std::vector<std::unique_ptr<IdleSweep>> idle_sweeps;  // one per io_context, the same index
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   IoThreadBalance balance;
   tcp::acceptor acceptor;
@@ -164,6 +170,7 @@ struct ServerCore {
         triage(std::move(t)),
         connections(options.max_connections),
         iocs(make_io_contexts(options.io_threads)),
+        idle_sweeps(make_idle_sweeps(iocs, idle_sweep_period(options.read_timeout, options.idle_timeout))),
         balance(iocs.size()),
         acceptor(asio::make_strand(*iocs.front())),
         accept_retry(acceptor.get_executor()),
@@ -176,6 +183,13 @@ struct ServerCore {
     std::vector<std::unique_ptr<asio::io_context>> out;
     for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i)
       out.push_back(std::make_unique<asio::io_context>(1));
+    return out;
+  }
+
+  static std::vector<std::unique_ptr<IdleSweep>> make_idle_sweeps(
+      const std::vector<std::unique_ptr<asio::io_context>>& contexts, std::chrono::milliseconds period) {
+    std::vector<std::unique_ptr<IdleSweep>> out;
+    for (const auto& context : contexts) out.push_back(std::make_unique<IdleSweep>(*context, period));
     return out;
   }
 
@@ -250,7 +264,7 @@ struct ServerCore {
   void close_all_sessions();
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public std::enable_shared_from_this<Session>, private IdleWaiter {
  public:
   Session(tcp::socket socket, ServerCore& core, ConnectionLimit::Id id, std::size_t thread)
       : remote_address_(peer_address(socket)),
@@ -339,20 +353,38 @@ class Session : public std::enable_shared_from_this<Session> {
       return asio::post(executor_, [self = shared_from_this()] { self->read_request(); });
     }
     // Waiting for the first byte is keep-alive idling, timed separately from reading a request;
-    // for a fresh connection the request's own read timeout starts at accept.
+    // for a fresh connection the request's own read timeout starts at accept. The wait's deadline
+    // is the I/O thread's sweep's to keep (IdleSweep), not a timer of its own.
     idle_ = true;
-    read_deadline_ = std::chrono::steady_clock::now() + core_.options.read_timeout;
-    if (served_ == 0) {
-      stream_.expires_at(read_deadline_);
-    } else {
-      stream_.expires_after(core_.options.idle_timeout);
-    }
-    stream_.async_read_some(buffer_.prepare(4096),
-                            [self = shared_from_this()](error_code ec, std::size_t n) { self->on_first_bytes(ec, n); });
+    auto now = std::chrono::steady_clock::now();
+    read_deadline_ = now + core_.options.read_timeout;
+    sweep().add(*this, served_ == 0 ? read_deadline_ : now + core_.options.idle_timeout);
+    wait_for_first_bytes();
+  }
+
+  // Readiness, then recv(2) on the descriptor: Asio's read would be recvmsg(2) with its message
+  // header and vector to copy in, measurably dearer per request, for the one buffer we give it.
+  void wait_for_first_bytes() {
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
+      if (ec) return self->on_first_bytes(ec, 0);
+      auto space = self->buffer_.prepare(kFirstReadBytes);
+      ssize_t n = ::recv(self->stream_.socket().native_handle(), space.data(), space.size(), 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return self->wait_for_first_bytes();
+      if (n < 0) return self->on_first_bytes(error_code(errno, boost::system::system_category()), 0);
+      if (n == 0) return self->on_first_bytes(asio::error::eof, 0);
+      self->on_first_bytes({}, static_cast<std::size_t>(n));
+    });
+  }
+
+  IdleSweep& sweep() { return *core_.idle_sweeps[thread_]; }
+
+  void idle_deadline_passed() override {
+    if (idle_) close();
   }
 
   void on_first_bytes(error_code ec, std::size_t n) {
     idle_ = false;
+    sweep().remove(*this);
     if (ec) return close();
     buffer_.commit(n);
     if (served_ > 0) read_deadline_ = std::chrono::steady_clock::now() + core_.options.read_timeout;
@@ -610,8 +642,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // answer costs no asynchronous write with its timer and scheduler round.
   template <typename Done>
   void send(Done done) {
-    stream_.expires_after(core_.options.write_timeout);
     if (response_) {
+      stream_.expires_after(core_.options.write_timeout);
       return bhttp::async_write(
           stream_, *response_, [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
             self->response_.reset();
@@ -625,6 +657,7 @@ class Session : public std::enable_shared_from_this<Session> {
       written();
       return done(ec);
     }
+    stream_.expires_after(core_.options.write_timeout);
     asio::async_write(stream_, asio::buffer(wire_) + sent,
                       [self = shared_from_this(), done = std::move(done)](error_code ec, std::size_t) mutable {
                         self->written();
