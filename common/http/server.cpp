@@ -14,7 +14,6 @@
 #include "common/http/response_wire.hpp"
 
 #include <pthread.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +31,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/context/fiber.hpp>
-#include <cerrno>
 #include <condition_variable>
 #include <iterator>
 #include <mutex>
@@ -362,18 +360,13 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     wait_for_first_bytes();
   }
 
-  // Readiness, then recv(2) on the descriptor: Asio's read would be recvmsg(2) with its message
-  // header and vector to copy in, measurably dearer per request, for the one buffer we give it.
+  // On the socket itself, with the one buffer: Asio then reads with recv(2), where through Beast's
+  // stream (a buffer sequence of its own) it used recvmsg(2), whose message header and vector the
+  // kernel copies in; and a read op, unlike a readiness wait, costs no epoll_ctl(2) to arm.
   void wait_for_first_bytes() {
-    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
-      if (ec) return self->on_first_bytes(ec, 0);
-      auto space = self->buffer_.prepare(kFirstReadBytes);
-      ssize_t n = ::recv(self->stream_.socket().native_handle(), space.data(), space.size(), 0);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return self->wait_for_first_bytes();
-      if (n < 0) return self->on_first_bytes(error_code(errno, boost::system::system_category()), 0);
-      if (n == 0) return self->on_first_bytes(asio::error::eof, 0);
-      self->on_first_bytes({}, static_cast<std::size_t>(n));
-    });
+    stream_.socket().async_read_some(
+        buffer_.prepare(kFirstReadBytes),
+        [self = shared_from_this()](error_code ec, std::size_t n) { self->on_first_bytes(ec, n); });
   }
 
   IdleSweep& sweep() { return *core_.idle_sweeps[thread_]; }
