@@ -11,6 +11,7 @@
 #include "common/http/io_thread_balance.hpp"
 #include "common/http/parse_buffered.hpp"
 #include "common/http/request_framing.hpp"
+#include "common/http/request_parser.hpp"
 #include "common/http/response_wire.hpp"
 
 #include <pthread.h>
@@ -94,12 +95,12 @@ Triage triage_from(InMemoryHandler in_memory) {
 
 bool is_drop_marker(const Response& response) { return response.header(kDropConnectionHeader).has_value(); }
 
-// The parsed head as request_framing sees it: views into the parser's fields, nothing copied.
-RequestHead head_of(const bhttp::request_parser<bhttp::string_body>& parser) {
-  RequestHead head;
-  head.version = parser.get().version();
-  head.fields.reserve(static_cast<std::size_t>(std::distance(parser.get().begin(), parser.get().end())));
-  for (const auto& field : parser.get()) head.fields.emplace_back(field.name_string(), field.value());
+// The parsed head as request_framing sees it: views into the request's headers, nothing copied,
+// into `head`, whose storage a connection keeps.
+const RequestHead& head_of(const Request& request, unsigned version, RequestHead& head) {
+  head.version = version;
+  head.fields.clear();
+  for (const auto& [name, value] : request.headers) head.fields.emplace_back(name, value);
   return head;
 }
 
@@ -341,7 +342,9 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
   void read_next() {
     if (closed_) return;
     if (core_.closing || (!core_.accepting && buffer_.size() == 0)) return close();
-    parser_.emplace();
+    // A body kept from an earlier request is given back past the size an answer's buffer keeps.
+    if (request_.body.capacity() > kKeptWireCapacity) std::string().swap(request_.body);
+    parser_.emplace(request_);
     parser_->header_limit(static_cast<std::uint32_t>(core_.options.header_limit));
     parser_->body_limit(core_.options.body_limit);
     if (buffer_.size() > 0) {
@@ -400,13 +403,13 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     if (!ec) {
       // Before the body is read, and before a bodiless request is handed on: its "body" may be
       // a smuggled request.
-      if (auto rejection = check_request_head(head_of(*parser_))) {
+      if (auto rejection = check_request_head(head_of(request_, parser_->version(), head_))) {
         return write_error(rejection->status, rejection->message, rejection->headers);
       }
     }
     if (ec || parser_->is_done()) return on_read(ec);
-    auto expect = parser_->get()[bhttp::field::expect];
-    if (beast::iequals(expect, "100-continue")) return send_continue();
+    auto expect = request_.header("Expect");
+    if (expect && iequals(*expect, "100-continue")) return send_continue();
     read_body();
   }
 
@@ -446,25 +449,15 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     }
     if (core_.closing) return close();
 
-    auto message = parser_->release();
     ++served_;
-    bool keep_alive = message.keep_alive() && served_ < core_.options.max_requests_per_connection;
-    bool head = message.method() == bhttp::verb::head;
-
-    Request request;
-    // HEAD is GET without the body (RFC 9110 section 9.3.2): handlers see GET, so every GET route
-    // answers HEAD with the same status and headers, and to_beast leaves the body out.
-    request.method = head ? std::string("GET") : std::string(message.method_string());
-    request.target = std::string(message.target());
-    auto question = request.target.find('?');
-    request.path = request.target.substr(0, question);
-    if (question != std::string::npos) request.query = request.target.substr(question + 1);
-    request.headers.reserve(static_cast<std::size_t>(std::distance(message.begin(), message.end())));
-    for (const auto& field : message) {
-      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
-    request.remote_address = remote_address_;
+    bool keep_alive = parser_->keep_alive() && served_ < core_.options.max_requests_per_connection;
+    // HEAD is GET without the body (RFC 9110 section 9.3.2): handlers see GET (RequestParser), so
+    // every GET route answers HEAD with the same status and headers, and to_beast leaves the body out.
+    bool head = parser_->head_request();
+    // The request stays here, its storage reused, when it is answered on this thread; a handler
+    // elsewhere takes it.
+    Request& request = request_;
+    if (request.remote_address != remote_address_) request.remote_address = remote_address_;
 
     core_.begin_request();
     counted_ = true;
@@ -478,6 +471,7 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     }
     if (!core_.try_enqueue()) {
       core_.shed_warning.note(core_.options.max_queued_requests);
+      request.admission.reset();  // what the triage took for it goes back now, not at the next request
       return write(overloaded(), keep_alive, head);
     }
     run_handler(core_.workers, std::move(request), keep_alive, head, true);
@@ -708,7 +702,9 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
   bool moved_ = false;                // the connection went on in a successor (move_to)
   std::weak_ptr<Session> successor_;  // that successor, for what reaches this one after the move
   beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  Request request_;   // the request being read; kept for the next one when answered here
+  RequestHead head_;  // its head as check_request_head sees it, kept for its storage
+  std::optional<RequestParser> parser_;
   std::string wire_;                         // the answer being written, kept for the next one
   std::shared_ptr<BeastResponse> response_;  // or the answer Beast writes, alive until written
   std::chrono::steady_clock::time_point read_deadline_;

@@ -1,0 +1,52 @@
+// Beast's HTTP/1 request parser (its framing, limits and syntax checks, unchanged) writing the
+// request straight into an rr::http::Request. Beast's own parser fills a fields container of its
+// own, one allocation per field, which the server then copied field by field into a Request; here
+// each part is written once, and a Request that the connection keeps from one request to the next
+// reuses its strings' storage, so a request answered on the I/O thread allocates nothing for its
+// head. Only for translation units that include Beast anyway.
+#pragma once
+
+#include <boost/beast/http/basic_parser.hpp>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/http/message.hpp"
+
+namespace rr::http {
+
+class RequestParser final : public boost::beast::http::basic_parser<true> {
+ public:
+  // Parses into `into`, which must outlive the parser. Its method, target, path, query, headers
+  // and body are replaced (their storage kept); remote_address is left as it is; admission and
+  // wait_deadline are cleared.
+  explicit RequestParser(Request& into);
+
+  // The request was a HEAD, which `into` holds as a GET (RFC 9110 section 9.3.2: HEAD is GET
+  // without the body; handlers see GET and the server leaves the body out).
+  bool head_request() const { return head_request_; }
+  // 10 for HTTP/1.0, 11 for HTTP/1.1.
+  unsigned version() const { return version_; }
+
+ private:
+  using string_view = boost::beast::string_view;
+  using error_code = boost::beast::error_code;
+
+  void on_request_impl(boost::beast::http::verb method, string_view method_string, string_view target, int version,
+                       error_code& ec) override;
+  void on_response_impl(int status, string_view reason, int version, error_code& ec) override;
+  void on_field_impl(boost::beast::http::field name, string_view name_string, string_view value,
+                     error_code& ec) override;
+  void on_header_impl(error_code& ec) override;
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length, error_code& ec) override;
+  std::size_t on_body_impl(string_view body, error_code& ec) override;
+  void on_chunk_header_impl(std::uint64_t size, string_view extensions, error_code& ec) override;
+  std::size_t on_chunk_body_impl(std::uint64_t remain, string_view body, error_code& ec) override;
+  void on_finish_impl(error_code& ec) override;
+
+  Request& request_;
+  std::size_t fields_ = 0;  // fields parsed so far; request_.headers may hold older ones past it
+  bool head_request_ = false;
+  unsigned version_ = 11;
+};
+
+}  // namespace rr::http
