@@ -33,7 +33,6 @@
 #include <boost/beast/http.hpp>
 #include <boost/context/fiber.hpp>
 #include <condition_variable>
-#include <iterator>
 #include <mutex>
 #include <optional>
 #include <system_error>
