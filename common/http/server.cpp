@@ -114,6 +114,14 @@ std::string peer_address(const tcp::socket& socket) {
   return address.to_string();
 }
 
+// The storage a kept Request holds.
+std::size_t kept_bytes(const Request& request) {
+  std::size_t bytes =
+      request.body.capacity() + request.target.capacity() + request.path.capacity() + request.query.capacity();
+  for (const auto& [name, value] : request.headers) bytes += name.capacity() + value.capacity();
+  return bytes;
+}
+
 class Session;
 
 // Everything the sessions share. Member order matters for destruction: the session registry
@@ -341,8 +349,9 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
   void read_next() {
     if (closed_) return;
     if (core_.closing || (!core_.accepting && buffer_.size() == 0)) return close();
-    // A body kept from an earlier request is given back past the size an answer's buffer keeps.
-    if (request_.body.capacity() > kKeptWireCapacity) std::string().swap(request_.body);
+    // What an earlier request left is kept for its storage up to the size an answer's buffer
+    // keeps: a connection that sent one large request and then idles does not hold it.
+    if (kept_bytes(request_) > kKeptWireCapacity) request_ = Request{};
     parser_.emplace(request_);
     parser_->header_limit(static_cast<std::uint32_t>(core_.options.header_limit));
     parser_->body_limit(core_.options.body_limit);
