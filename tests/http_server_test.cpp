@@ -60,6 +60,13 @@ rr::http::ServerOptions small_options() {
   return options;
 }
 
+// A started server that answers every request with "served", for the tests of timeouts.
+std::unique_ptr<rr::http::Server> serving(const rr::http::ServerOptions& options) {
+  auto server = std::make_unique<rr::http::Server>(options, [](const Request&) { return text("served"); });
+  server->start();
+  return server;
+}
+
 // Certificates for the https tests, made once per process with the openssl command line. The
 // trust store is pointed at two of them (OpenSSL reads SSL_CERT_FILE when the client first
 // loads its default verify paths), so a third stays untrusted.
@@ -316,9 +323,8 @@ BOOST_AUTO_TEST_CASE(an_answer_larger_than_the_socket_buffer_arrives_whole) {
 BOOST_AUTO_TEST_CASE(a_request_that_stalls_past_the_read_timeout_is_closed) {
   auto options = small_options();
   options.read_timeout = 300ms;
-  rr::http::Server server(options, [](const Request&) { return text("served"); });
-  server.start();
-  RawConnection slow(server.port());
+  auto server = serving(options);
+  RawConnection slow(server->port());
   slow.send("GET / HTTP/1.1\r\nHost: x\r\n");
   auto started = std::chrono::steady_clock::now();
   BOOST_TEST(slow.closed_by_peer(5000ms));
@@ -330,9 +336,8 @@ BOOST_AUTO_TEST_CASE(a_request_that_stalls_past_the_read_timeout_is_closed) {
 BOOST_AUTO_TEST_CASE(a_kept_connection_idle_past_the_idle_timeout_is_closed_and_not_before) {
   auto options = small_options();
   options.idle_timeout = 400ms;
-  rr::http::Server server(options, [](const Request&) { return text("served"); });
-  server.start();
-  RawConnection client(server.port());
+  auto server = serving(options);
+  RawConnection client(server->port());
   client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
   BOOST_TEST(body_of(client.read_response(5000ms)) == "served");
   auto answered = std::chrono::steady_clock::now();
@@ -345,9 +350,8 @@ BOOST_AUTO_TEST_CASE(a_kept_connection_idle_past_the_idle_timeout_is_closed_and_
 BOOST_AUTO_TEST_CASE(a_kept_connection_that_goes_on_sending_is_not_closed_by_the_idle_timeout) {
   auto options = small_options();
   options.idle_timeout = 300ms;
-  rr::http::Server server(options, [](const Request&) { return text("served"); });
-  server.start();
-  RawConnection client(server.port());
+  auto server = serving(options);
+  RawConnection client(server->port());
   // Two seconds of requests 150 ms apart: every wait is shorter than the timeout, the whole far longer.
   for (int i = 0; i < 13; ++i) {
     client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -360,10 +364,9 @@ BOOST_AUTO_TEST_CASE(a_connection_that_never_sends_a_byte_is_closed_at_the_read_
   auto options = small_options();
   options.read_timeout = 300ms;
   options.idle_timeout = 60000ms;
-  rr::http::Server server(options, [](const Request&) { return text("served"); });
-  server.start();
+  auto server = serving(options);
   auto started = std::chrono::steady_clock::now();
-  RawConnection silent(server.port());
+  RawConnection silent(server->port());
   BOOST_TEST(silent.closed_by_peer(5000ms));
   auto lived = millis(std::chrono::steady_clock::now() - started);
   BOOST_TEST(lived >= 250);
