@@ -14,12 +14,11 @@
 
 namespace rr::http {
 
-// A header field as the parser holds it, viewed and not copied.
-using HeaderFieldView = std::pair<std::string_view, std::string_view>;
-
+// A request's head as the checks read it: its version and its parsed headers, referred to, not
+// copied.
 struct RequestHead {
   unsigned version = 11;  // 10 for HTTP/1.0, 11 for HTTP/1.1
-  std::vector<HeaderFieldView> fields;
+  const Headers& fields;
 };
 
 // Why a request is refused before its body is read. The connection is always closed after the

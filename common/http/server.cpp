@@ -94,15 +94,6 @@ Triage triage_from(InMemoryHandler in_memory) {
 
 bool is_drop_marker(const Response& response) { return response.header(kDropConnectionHeader).has_value(); }
 
-// The parsed head as request_framing sees it: views into the request's headers, nothing copied,
-// into `head`, whose storage a connection keeps.
-const RequestHead& head_of(const Request& request, unsigned version, RequestHead& head) {
-  head.version = version;
-  head.fields.clear();
-  for (const auto& [name, value] : request.headers) head.fields.emplace_back(name, value);
-  return head;
-}
-
 std::string peer_address(const tcp::socket& socket) {
   error_code ec;
   auto endpoint = socket.remote_endpoint(ec);
@@ -411,7 +402,7 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     if (!ec) {
       // Before the body is read, and before a bodiless request is handed on: its "body" may be
       // a smuggled request.
-      if (auto rejection = check_request_head(head_of(request_, parser_->version(), head_))) {
+      if (auto rejection = check_request_head(RequestHead{parser_->version(), request_.headers})) {
         return write_error(rejection->status, rejection->message, rejection->headers);
       }
     }
@@ -710,8 +701,7 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
   bool moved_ = false;                // the connection went on in a successor (move_to)
   std::weak_ptr<Session> successor_;  // that successor, for what reaches this one after the move
   beast::flat_buffer buffer_;
-  Request request_;   // the request being read; kept for the next one when answered here
-  RequestHead head_;  // its head as check_request_head sees it, kept for its storage
+  Request request_;  // the request being read; kept for the next one when answered here
   std::optional<RequestParser> parser_;
   std::string wire_;                         // the answer being written, kept for the next one
   std::shared_ptr<BeastResponse> response_;  // or the answer Beast writes, alive until written
