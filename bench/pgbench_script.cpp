@@ -110,7 +110,7 @@ void one_trip(Script& s, const char* comment, rr::db::Call call,
   }
   auto timeout = rr::db::per_transaction_timeout(s.session);
   s.text += "-- " + std::string(comment) + "\n" +
-            rr::db::one_trip_query(call, timeout, [](const std::string& v) { return v; }) +
+            rr::db::one_trip_query(call, timeout, [](std::string& out, const std::string& v) { out += v; }) +
             (gset.empty() ? "" : " \\gset " + gset) + "\n";
   s.statements += timeout.count() > 0 ? 2 : 1;
 }

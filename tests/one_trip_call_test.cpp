@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/db/one_trip_call.hpp"
+#include "common/db/raw_libpq.hpp"
 #include "common/db/transaction.hpp"
 #include "support/test_database.hpp"
 
@@ -86,10 +87,37 @@ BOOST_AUTO_TEST_CASE(a_raise_after_a_write_rolls_the_whole_call_back_and_names_i
 
 BOOST_AUTO_TEST_CASE(the_query_is_one_round_trip_with_the_bound_first) {
   auto query = rr::db::one_trip_query(rr::db::call("f", "x", 1, std::optional<std::string>{}), 250ms,
-                                      [](const std::string& v) { return v; });
+                                      [](std::string& out, const std::string& v) { out += v; });
   BOOST_TEST(query == "SET LOCAL statement_timeout = 250; SELECT * FROM f('x', '1', NULL)");
-  BOOST_TEST(rr::db::one_trip_query(rr::db::call("g"), 0ms, [](const std::string& v) { return v; }) ==
+  BOOST_TEST(rr::db::one_trip_query(rr::db::call("g"), 0ms, [](std::string& out, const std::string& v) { out += v; }) ==
              "SELECT * FROM g()");
+}
+
+BOOST_AUTO_TEST_CASE(a_long_argument_of_quotes_arrives_whole) {
+  // Every byte doubled by the escaping: the worst case the query's storage is reserved for.
+  std::string quotes(20000, '\'');
+  quotes += "\\end";
+  auto rows = rr::db::run_one_trip(conn, rr::db::call("echo", quotes, "", 0, false), 1500ms);
+  BOOST_TEST(rows[0][0].as<std::string>() == quotes);
+  BOOST_TEST(rows[0][1].as<std::string>() == "");
+}
+
+BOOST_AUTO_TEST_CASE(an_argument_invalid_in_the_session_encoding_is_refused_before_anything_is_sent) {
+  pqxx::nontransaction(conn).exec("SET client_encoding = 'UTF8'");
+  PGconn* pg = rr::db::raw_libpq::connection(conn);
+  BOOST_REQUIRE(pg != nullptr);
+  std::string query = "SELECT ";
+  BOOST_CHECK_THROW(rr::db::append_escaped(pg, query, "ok \xc3("), pqxx::argument_error);
+  BOOST_TEST(query == "SELECT ");  // nothing of the refused value is left behind
+  rr::db::append_escaped(pg, query, "it's");
+  BOOST_TEST(query == "SELECT it''s");
+
+  BOOST_CHECK_THROW(
+      rr::db::run_one_trip(conn, rr::db::call("write_then_raise", "bad \xff", std::optional<std::string>{}), 1s),
+      pqxx::argument_error);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM written") == "0");
+  rr::db::run_one_trip(conn, rr::db::call("write_then_raise", "after", std::optional<std::string>{}), 1s);
+  BOOST_TEST(db.scalar("SELECT string_agg(v, ',') FROM written") == "after");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -197,9 +197,11 @@ std::optional<std::string> call_argument(double value) {
 }  // namespace detail
 
 std::string one_trip_query(const Call& call, std::chrono::milliseconds statement_timeout,
-                           const std::function<std::string(const std::string&)>& escape) {
+                           const AppendEscaped& append_escaped) {
+  std::size_t worst = 64 + call.function.size();
+  for (const auto& argument : call.arguments) worst += 4 + (argument ? 2 * argument->size() + 1 : 4);
   std::string query;
-  query.reserve(64 + call.function.size() + call.arguments.size() * 24);
+  query.reserve(worst);
   if (statement_timeout.count() > 0) {
     query += "SET LOCAL statement_timeout = ";
     query += std::to_string(statement_timeout.count());
@@ -213,7 +215,7 @@ std::string one_trip_query(const Call& call, std::chrono::milliseconds statement
     const auto& argument = call.arguments[i];
     if (argument) {
       query += '\'';
-      query += escape(*argument);
+      append_escaped(query, *argument);
       query += '\'';
     } else {
       query += "NULL";
@@ -223,12 +225,31 @@ std::string one_trip_query(const Call& call, std::chrono::milliseconds statement
   return query;
 }
 
+void append_escaped(PGconn* conn, std::string& query, const std::string& value) {
+  const std::size_t at = query.size();
+  query.resize(at + 2 * value.size() + 1);  // libpq's bound, its terminating zero included
+  int error = 0;
+  const std::size_t written = PQescapeStringConn(conn, query.data() + at, value.data(), value.size(), &error);
+  if (error != 0) {
+    query.resize(at);
+    throw pqxx::argument_error(PQerrorMessage(conn));
+  }
+  query.resize(at + written);
+}
+
 namespace {
 
 pqxx::result run_one_trip_watched(pqxx::connection_base& conn, const Call& call,
                                   std::chrono::milliseconds statement_timeout, rr::fiber::KeptSocketWatch* kept) {
-  std::string query =
-      one_trip_query(call, statement_timeout, [&conn](const std::string& value) { return conn.esc(value); });
+  std::string query = one_trip_query(call, statement_timeout, [&conn](std::string& out, const std::string& value) {
+    // A connection libpqxx has not opened yet: its own esc() opens it first.
+    PGconn* pg = raw_libpq::connection(conn);
+    if (pg == nullptr || PQstatus(pg) != CONNECTION_OK) {
+      out += conn.esc(value);
+    } else {
+      append_escaped(pg, out, value);
+    }
+  });
   if (!rr::fiber::active()) return run_blocking(conn, query);
   PGconn* pg = raw_libpq::connection(conn);
   // A connection libpqxx has not (re)opened is left to libpqxx, on a worker, exactly as off a fiber.

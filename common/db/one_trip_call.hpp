@@ -9,6 +9,8 @@
 // plan and the statements inside a PL/pgSQL function keep their cached plans.
 #pragma once
 
+#include <libpq-fe.h>
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -48,11 +50,21 @@ Call call(std::string function, const Args&... args) {
   return Call{std::move(function), {detail::call_argument(args)...}};
 }
 
+// Appends `value` to `query` as the inside of a quoted literal.
+using AppendEscaped = std::function<void(std::string& query, const std::string& value)>;
+
 // The simple query that runs `call` bounded by `statement_timeout` (zero: no bound), each argument
-// passed through `escape` (the session's, in the product; pgbench's script generator passes its
-// variable references through unchanged).
+// appended through `append_escaped` (the session's escaping, in the product; pgbench's script
+// generator appends its variable references unchanged). The query's storage is reserved once,
+// for the worst case of every argument escaped byte for byte.
 std::string one_trip_query(const Call& call, std::chrono::milliseconds statement_timeout,
-                           const std::function<std::string(const std::string&)>& escape);
+                           const AppendEscaped& append_escaped);
+
+// Appends `value` escaped for a quoted literal on `conn` (libpq's PQescapeStringConn, for the
+// session's encoding and standard_conforming_strings) straight into `query`: no string of its
+// own per argument. A value invalid in the session's encoding is pqxx::argument_error, and
+// `query` is left as it was.
+void append_escaped(PGconn* conn, std::string& query, const std::string& value);
 
 // Runs `call` on `conn` as its own transaction in one round trip and returns the function's rows.
 // Never resends: if the connection breaks, whether the call committed is unknown (the runner then
