@@ -1,9 +1,9 @@
 // Prints the pgbench scripts that replay, round trip for round trip, the SQL one POST /rides runs,
 // from the same calls the product sends (create_ride_call and record_charge_call of
-// common/rides/ride_flow.hpp, rendered by db::one_trip_query), so the SQL baseline cannot drift
+// common/rides/ride_flow.hpp, rendered as the API sends them), so the SQL baseline cannot drift
 // from the request path.
 //
-//   rocket-rides-bench-sql new-key   a new key: one simple query creates the key with its ride,
+//   rocket-rides-bench-sql new-key   a new key: one call creates the key with its ride,
 //                                    (the provider call), one records the charge and the 201
 //   rocket-rides-bench-sql replay    a finished key looked up again: the same first query
 //   rocket-rides-bench-sql defines   NAME=VALUE lines for pgbench -D: the request's constant values
@@ -15,13 +15,15 @@
 //   rocket-rides-bench-sql pgoptions the PGOPTIONS for pgbench's sessions: what the API's pooled
 //                                    sessions carry from their start (the statement bound, in
 //                                    prepared-statement mode, the default), or an empty line
+//   rocket-rides-bench-sql protocol  pgbench's -M for the scripts: prepared where the API's
+//                                    sessions send prepared calls (the default), else simple
 //
-// The scripts are for `pgbench -M simple` (a query of two statements is what the API sends) and
-// expect -D user_id=N -D lock_token=UUID (plus -D replay_key=KEY for replay) besides the `defines`
-// lines. The product's calls are built with sentinel values, and every argument is then replaced by
-// the pgbench variable whose value it holds: an argument no variable holds stops the generator, so
-// every value the script sends is one the bench defines. pgbench substitutes :variables inside
-// the quoted literals textually; the defined values hold no quote.
+// The scripts are for `pgbench -M` of `protocol` (a query of two statements, where the API sends
+// one, can only be simple) and expect -D user_id=N -D lock_token=UUID (plus -D replay_key=KEY for
+// replay) besides the `defines` lines. The product's calls are built with sentinel values, and every argument is then
+// replaced by the pgbench variable whose value it holds: an argument no variable holds stops the generator, so every
+// value the script sends is one the bench defines. pgbench substitutes :variables inside the quoted literals textually
+// (simple), or sends them as the parameters (prepared); the defined values hold no quote.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "common/db/one_trip_call.hpp"
+#include "common/db/prepared_calls.hpp"
 #include "common/db/session_options.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/rides/ride_flow.hpp"
@@ -94,9 +97,16 @@ struct Script {
   rr::db::SessionOptions session;  // the API's sessions whose queries the script replays
 };
 
-// One query as the API sends it with the default settings (db::one_trip_query with what a
-// transaction sets itself: nothing when the session carries the statement bound), its arguments
-// replaced by the variables that hold them.
+// Whether the API's pooled sessions with these options send their calls as prepared statements
+// (db::run_one_trip on a lease: prepared-statement mode with the bound in the session).
+bool sends_prepared_calls(const rr::db::SessionOptions& session) {
+  return session.statements == rr::db::StatementMode::prepared && rr::db::per_transaction_timeout(session).count() == 0;
+}
+
+// One query as the API sends it with the default settings, its arguments replaced by the
+// variables that hold them: the statement it prepares (db::prepared_call_sql) when its sessions
+// send prepared calls, else the simple query (db::one_trip_query with what a transaction sets
+// itself).
 void one_trip(Script& s, const char* comment, rr::db::Call call,
               const std::vector<std::pair<std::string, std::string>>& variables, const std::string& gset = "") {
   for (auto& argument : call.arguments) {
@@ -109,9 +119,21 @@ void one_trip(Script& s, const char* comment, rr::db::Call call,
     *argument = ":" + holder->first;
   }
   auto timeout = rr::db::per_transaction_timeout(s.session);
-  s.text += "-- " + std::string(comment) + "\n" +
-            rr::db::one_trip_query(call, timeout, [](std::string& out, const std::string& v) { out += v; }) +
-            (gset.empty() ? "" : " \\gset " + gset) + "\n";
+  std::string query;
+  if (sends_prepared_calls(s.session)) {
+    // The statement the API prepares, its parameters the variables (for pgbench -M prepared),
+    // from the last so that $1 does not match the start of $10.
+    query = rr::db::prepared_call_sql(call.function, call.arguments.size());
+    for (std::size_t i = call.arguments.size(); i >= 1; --i) {
+      const auto& argument = call.arguments[i - 1];
+      std::string parameter(1, '$');
+      parameter += std::to_string(i);
+      query.replace(query.find(parameter), parameter.size(), argument ? *argument : std::string("NULL"));
+    }
+  } else {
+    query = rr::db::one_trip_query(call, timeout, [](std::string& out, const std::string& v) { out += v; });
+  }
+  s.text += "-- " + std::string(comment) + "\n" + query + (gset.empty() ? "" : " \\gset " + gset) + "\n";
   s.statements += timeout.count() > 0 ? 2 : 1;
 }
 
@@ -174,9 +196,9 @@ Script replay_script(rr::db::SessionOptions session = {}) {
 }
 
 int usage() {
-  std::fprintf(
-      stderr,
-      "usage: rocket-rides-bench-sql new-key|replay|defines|pgoptions|count new-key|replay [prepared|unprepared]\n");
+  std::fprintf(stderr,
+               "usage: rocket-rides-bench-sql new-key|replay|defines|pgoptions|protocol|count new-key|replay "
+               "[prepared|unprepared]\n");
   return 2;
 }
 
@@ -198,6 +220,8 @@ int main(int argc, char** argv) {
         if (mode == "unprepared") session.statements = rr::db::StatementMode::unnamed;
       }
       std::printf("%d\n", (which == "new-key" ? new_key_script(session) : replay_script(session)).statements);
+    } else if (what == "protocol") {
+      std::printf("%s\n", sends_prepared_calls(rr::db::SessionOptions{}) ? "prepared" : "simple");
     } else if (what == "pgoptions") {
       rr::db::SessionOptions session;
       if (rr::db::session_carries_timeout(session)) {

@@ -472,4 +472,87 @@ BOOST_AUTO_TEST_CASE(a_reopened_connection_behind_the_same_socket_number_is_regi
   BOOST_TEST(old_copies == 0);
 }
 
+// What the session behind `lease` has prepared for one-trip calls: "name statement" lines.
+std::vector<std::string> prepared_calls_of(rr::db::ConnectionPool::Lease& lease) {
+  std::vector<std::string> lines;
+  pqxx::nontransaction tx(lease.conn());
+  for (const auto& row : tx.exec("SELECT name, statement FROM pg_prepared_statements "
+                                 "WHERE name LIKE 'rr\\_call\\_%' ORDER BY name")) {
+    lines.push_back(row[0].as<std::string>() + " " + row[1].as<std::string>());
+  }
+  return lines;
+}
+
+// Prepared-statement mode (the session carries its bound): a pooled call is a statement the
+// session prepares once, its arguments parameters. Through PgBouncer (mode off) nothing is
+// prepared and the same calls return the same rows.
+BOOST_AUTO_TEST_CASE(a_pooled_call_is_prepared_once_per_session_in_prepared_statement_mode) {
+  const bool prepared_mode = db.statement_mode() == rr::db::StatementMode::prepared;
+  rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
+  const std::string nasty = "it's a \\'quote'' ; -- $1 \xc3\xa9\xe2\x82\xac";
+  std::optional<pqxx::result> first, second, numbers;
+  run_fibers({[&] {
+    auto lease = pool.acquire();
+    first = rr::db::run_one_trip(lease, rr::db::call("echo", nasty, std::optional<std::string>{}, -42, true));
+    second = rr::db::run_one_trip(lease, rr::db::call("echo", "b", "", 7, false));
+    numbers = rr::db::run_one_trip(lease, rr::db::call("numbers", 3));
+  }});
+  BOOST_REQUIRE(first.has_value());
+  BOOST_TEST((*first)[0][0].as<std::string>() == nasty);
+  BOOST_TEST((*first)[0][1].is_null());
+  BOOST_TEST((*first)[0][2].as<std::int64_t>() == -42);
+  BOOST_TEST((*first)[0][3].as<bool>() == true);
+  BOOST_TEST((*first)[0][4].as<std::string>() == "30s");  // the bound, from the session or SET LOCAL
+  BOOST_TEST((*second)[0][0].as<std::string>() == "b");
+  BOOST_TEST((*second)[0][1].as<std::string>() == "");  // an empty argument is not NULL
+  BOOST_TEST((*second)[0][2].as<std::int64_t>() == 7);
+  BOOST_TEST(numbers->size() == 3u);
+
+  auto lease = pool.acquire();  // the same connection, off a fiber
+  auto prepared = prepared_calls_of(lease);
+  if (prepared_mode) {
+    BOOST_TEST(prepared.size() == 2u);  // echo once for both calls, then numbers
+    BOOST_TEST(prepared.at(0) == "rr_call_1 SELECT * FROM echo($1, $2, $3, $4)");
+    BOOST_TEST(prepared.at(1) == "rr_call_2 SELECT * FROM numbers($1)");
+  } else {
+    BOOST_TEST(prepared.empty());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_prepared_call_fails_as_the_simple_query_does_and_the_session_goes_on) {
+  rr::db::SessionOptions options = db.session_options();
+  options.statement_timeout = 200ms;
+  rr::db::ConnectionPool pool(db.url(), options, 1, 5s);
+  bool own_sqlstate = false, timeout = false, undefined = false;
+  std::optional<pqxx::result> after;
+  run_fibers({[&] {
+    auto lease = pool.acquire();
+    try {
+      rr::db::run_one_trip(lease, rr::db::call("raise_sqlstate", rr::db::kLockTakenOver));
+    } catch (const pqxx::sql_error& e) {
+      own_sqlstate = rr::db::has_sqlstate(e, rr::db::kLockTakenOver);
+      BOOST_TEST(e.query().find("raise_sqlstate") != std::string::npos, e.query());
+    }
+    try {
+      rr::db::run_one_trip(lease, rr::db::call("sleep_for", 5));
+    } catch (const pqxx::sql_error& e) {
+      timeout = rr::db::is_statement_timeout(e);
+    }
+    // A function that does not exist fails where it is prepared, and is not taken as prepared.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        rr::db::run_one_trip(lease, rr::db::call("no_such_function", 1));
+      } catch (const pqxx::undefined_function&) {
+        undefined = attempt == 1;
+      }
+    }
+    after = rr::db::run_one_trip(lease, rr::db::call("numbers", 2));
+  }});
+  BOOST_TEST(own_sqlstate);
+  BOOST_TEST(timeout);
+  BOOST_TEST(undefined);
+  BOOST_REQUIRE(after.has_value());
+  BOOST_TEST(after->size() == 2u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/db/prepared_calls.hpp"
 #include "common/db/session_options.hpp"
 #include "common/db/statements.hpp"
 #include "common/fiber/fiber.hpp"
@@ -37,10 +38,13 @@ class PooledConnection {
   // The libpq socket's registration with the I/O thread that last waited on it (one-trip calls
   // on a fiber), kept from one call to the next.
   fiber::KeptSocketWatch& socket_watch() { return socket_watch_; }
+  // The one-trip calls this session has prepared (prepared-statement mode, on a fiber).
+  PreparedCalls& prepared_calls() { return prepared_calls_; }
 
  private:
   pqxx::connection conn_;
   SessionStatements statements_;
+  PreparedCalls prepared_calls_;
   std::chrono::milliseconds statement_timeout_;
   // After conn_, so destroyed before it: the dup is closed before libpq closes its socket, and
   // the server sees the connection end when libpq ends it.

@@ -1,6 +1,7 @@
 // One-round-trip function calls: rendering and running the simple query.
 #include "common/db/one_trip_call.hpp"
 
+#include <array>
 #include <charconv>
 #include <optional>
 #include <utility>
@@ -122,10 +123,14 @@ class NonblockingForTheCall {
 //
 // The socket waits go through `kept` when the connection keeps its registration (a pooled one),
 // otherwise through a SocketWatch of the call's own.
-pqxx::result run_on_fiber(PGconn* pg, const std::string& query, rr::fiber::KeptSocketWatch* kept) {
+//
+// `send` queues the call (PQsendQuery, PQsendPrepare or PQsendQueryPrepared; 0 on failure) and
+// `query` is its text, for error messages and the result.
+template <typename Send>
+pqxx::result run_on_fiber(PGconn* pg, const Send& send, const std::string& query, rr::fiber::KeptSocketWatch* kept) {
   constexpr auto no_deadline = std::chrono::steady_clock::time_point::max();
   NonblockingForTheCall nonblocking(pg);
-  if (PQsendQuery(pg, query.c_str()) == 0) {
+  if (send() == 0) {
     if (PQstatus(pg) == CONNECTION_BAD) throw_connection_lost(pg);
     throw pqxx::failure(PQerrorMessage(pg));
   }
@@ -256,7 +261,41 @@ pqxx::result run_one_trip_watched(pqxx::connection_base& conn, const Call& call,
   if (pg == nullptr || PQstatus(pg) != CONNECTION_OK) {
     return rr::fiber::blocking([&] { return run_blocking(conn, query); });
   }
-  return run_on_fiber(pg, query, kept);
+  return run_on_fiber(
+      pg, [&] { return PQsendQuery(pg, query.c_str()); }, query, kept);
+}
+
+// The call as a prepared statement of the session (prepared_calls.hpp): prepared in a round trip
+// of its own the first time this session makes it, then executed by name with the arguments as
+// text parameters (NULL for none). Like the simple query it runs as one implicit transaction,
+// committed at the Sync that ends the execution.
+pqxx::result run_prepared_on_fiber(PGconn* pg, PreparedCalls& prepared, const Call& call,
+                                   rr::fiber::KeptSocketWatch* kept) {
+  const auto arity = call.arguments.size();
+  const PreparedCalls::Entry* entry = prepared.find(pg, call.function, arity);
+  if (entry == nullptr) {
+    auto next = prepared.next(call.function, arity);
+    run_on_fiber(
+        pg, [&] { return PQsendPrepare(pg, next.name.c_str(), next.sql.c_str(), static_cast<int>(arity), nullptr); },
+        next.sql, kept);
+    prepared.remember(std::move(next));
+    entry = prepared.find(pg, call.function, arity);
+  }
+  constexpr std::size_t kInlineArguments = 16;
+  std::array<const char*, kInlineArguments> inline_values{};
+  std::vector<const char*> more_values;
+  const char** values = inline_values.data();
+  if (arity > kInlineArguments) {
+    more_values.resize(arity);
+    values = more_values.data();
+  }
+  for (std::size_t i = 0; i < arity; ++i) values[i] = call.arguments[i] ? call.arguments[i]->c_str() : nullptr;
+  return run_on_fiber(
+      pg,
+      [&] {
+        return PQsendQueryPrepared(pg, entry->name.c_str(), static_cast<int>(arity), values, nullptr, nullptr, 0);
+      },
+      entry->sql, kept);
 }
 
 }  // namespace
@@ -266,6 +305,16 @@ pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::ch
 }
 
 pqxx::result run_one_trip(ConnectionPool::Lease& lease, const Call& call) {
+  // A session of our own whose bound it carries (prepared-statement mode): the call is a prepared
+  // statement of the session. Through a transaction-pooling PgBouncer (mode off) it stays the
+  // simple query, which needs nothing of the server session it lands on.
+  if (lease.statements().mode() == StatementMode::prepared && lease.statement_timeout().count() == 0 &&
+      rr::fiber::active()) {
+    PGconn* pg = raw_libpq::connection(lease.conn());
+    if (pg != nullptr && PQstatus(pg) == CONNECTION_OK) {
+      return run_prepared_on_fiber(pg, lease.pooled().prepared_calls(), call, &lease.pooled().socket_watch());
+    }
+  }
   return run_one_trip_watched(lease.conn(), call, lease.statement_timeout(), &lease.pooled().socket_watch());
 }
 

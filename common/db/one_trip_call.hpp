@@ -2,8 +2,10 @@
 // statement bound and the call go out as one simple query,
 //   SET LOCAL statement_timeout = N; SELECT * FROM function('arg', 'arg', NULL)
 // which PostgreSQL runs as one implicit transaction: the call commits or rolls back as a whole,
-// and the bound ends with it. Nothing stays in the session, so it works the same with prepared
-// statements on or off and through a transaction-pooling PgBouncer. The arguments travel as quoted
+// and the bound ends with it. Nothing stays in the session, so it works through a
+// transaction-pooling PgBouncer (DATABASE_PREPARED_STATEMENTS=off). With prepared statements on, a
+// pooled call on a request fiber is a prepared statement of its session instead
+// (prepared_calls.hpp), the same implicit transaction without the parse and plan. The arguments travel as quoted
 // literals (escaped by libpq for the session's encoding), which PostgreSQL types by the
 // function's parameters; the call is planned at every execution, but a one-line call is cheap to
 // plan and the statements inside a PL/pgSQL function keep their cached plans.
@@ -71,7 +73,9 @@ void append_escaped(PGconn* conn, std::string& query, const std::string& value);
 // answers "retry with the same key", which resumes from wherever the database has the key).
 pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::chrono::milliseconds statement_timeout);
 // The same on a pooled connection, bounded by its statement_timeout(). On a fiber its socket stays
-// registered with the I/O thread from one call to the next (PooledConnection::socket_watch).
+// registered with the I/O thread from one call to the next (PooledConnection::socket_watch), and
+// in prepared-statement mode, where the session carries its bound, the call is a prepared
+// statement of the session (prepared_calls.hpp) instead of the simple query.
 pqxx::result run_one_trip(ConnectionPool::Lease& lease, const Call& call);
 
 // The SQLSTATE of an error raised by our own functions (sql/006_one_round_trip_phases.sql).
