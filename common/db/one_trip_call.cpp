@@ -1,10 +1,12 @@
-// One-round-trip function calls: rendering and running the simple query.
+// One-round-trip function calls: rendering and running the simple query, or the statement a
+// session prepared for the call.
 #include "common/db/one_trip_call.hpp"
 
 #include <array>
 #include <charconv>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "common/db/raw_libpq.hpp"
 #include "common/db/transaction.hpp"
