@@ -91,13 +91,15 @@ field() {  # label column(1-based: rps p50 p99 2xx 409 5xx other, cores 8-13, ti
   # the APIs' context switches 16, ticks of the load generator 17)
   awk -F '\t' -v l="$1" -v c="$2" '$1 == l { split($2, v, " "); print v[c] }' "$dir/rows.tsv"
 }
-us_per_request() {  # label pg|api: CPU microseconds per answered request (per pgbench transaction)
-  awk -F '\t' -v l="$1" -v c="$([ "$2" = pg ] && echo 14 || echo 15)" -v clk="$clk" \
+us_per_request() {  # label pg|api|loadgen: CPU microseconds per answered request (per pgbench transaction)
+  local column
+  case $2 in
+    pg) column=14 ;;
+    api) column=15 ;;
+    loadgen) column=17 ;;
+  esac
+  awk -F '\t' -v l="$1" -v c="$column" -v clk="$clk" \
     '$1 == l { split($2, v, " "); if (v[4] > 0) printf "%.0f", v[c] * 1e6 / clk / v[4] }' "$dir/rows.tsv"
-}
-loadgen_us_per_request() {  # label: the load generator's CPU microseconds per answered request
-  awk -F '\t' -v l="$1" -v clk="$clk" \
-    '$1 == l { split($2, v, " "); if (v[4] > 0) printf "%.0f", v[17] * 1e6 / clk / v[4] }' "$dir/rows.tsv"
 }
 switches_per_request() {  # label: the APIs' context switches (all threads) per answered request
   awk -F '\t' -v l="$1" '$1 == l { split($2, v, " "); if (v[4] > 0) printf "%.2f", v[16] / v[4] }' "$dir/rows.tsv"
@@ -210,9 +212,10 @@ fi
 # --- one measured run: $1 = row label, then the load generator's command line.
 # Writes "label<TAB>rps p50 p99 2xx 409 5xx other pg api mock loadgen proxies other-cpu pg-ticks
 # api-ticks api-switches loadgen-ticks" to $dir/rows.tsv (the ticks are CPU clock ticks of
-# PostgreSQL, of the APIs and of the load generator over the run, for CPU per request). If set, the command in $before_load runs after the checkpoint,
-# just before the load starts. A failed run ends the bench, unless measure_soft=1 (issue 14's
-# additions): then it says so and returns 1, and no row is written.
+# PostgreSQL, of the APIs and of the load generator over the run, for CPU per request). If set,
+# the command in $before_load runs after the checkpoint, just before the load starts. A failed run
+# ends the bench, unless measure_soft=1 (issue 14's additions): then it says so and returns 1, and
+# no row is written.
 run_index=0
 before_load=""
 measure_soft=0
@@ -927,7 +930,7 @@ median_over_rounds() {  # label-without-round figure [argument]: figure's median
   for round in $(seq 1 "$rounds"); do echo "$round $("$figure" "$label #$round" "$@")"; done |
     awk 'NF == 2' | lower_median | awk '{ print $2 }'
 }
-median_us() {  # label-without-round pg|api
+median_us() {  # label-without-round pg|api|loadgen
   median_over_rounds "$1" us_per_request "$2"
 }
 rounds_us() {  # label-without-round pg|api: the per-round figures, for the verdict's text
@@ -941,7 +944,7 @@ api_pg32=$(median_us "API new keys 32" pg)
 min_pg32=$(median_us "pgbench minimum SQL 32" pg)
 # pgbench's own CPU per minimum-SQL pair: a lean libpq client doing a new key's two round trips,
 # the closest measure of how fast this machine runs the client side of the API's work.
-min_client32=$(median_over_rounds "pgbench minimum SQL 32" loadgen_us_per_request)
+min_client32=$(median_us "pgbench minimum SQL 32" loadgen)
 read -r pg_round pg_ratio < <(for round in $(seq 1 "$rounds"); do
   r=$(ratio "$(us_per_request "API new keys 32 #$round" pg)" "$(us_per_request "pgbench minimum SQL 32 #$round" pg)")
   if [ -n "$r" ]; then echo "$round $r"; fi

@@ -98,9 +98,9 @@ struct Script {
 };
 
 // Whether the API's pooled sessions with these options send their calls as prepared statements
-// (db::run_one_trip on a lease: prepared-statement mode with the bound in the session).
+// (db::run_one_trip on a lease: in prepared-statement mode).
 bool sends_prepared_calls(const rr::db::SessionOptions& session) {
-  return session.statements == rr::db::StatementMode::prepared && rr::db::per_transaction_timeout(session).count() == 0;
+  return session.statements == rr::db::StatementMode::prepared;
 }
 
 // One query as the API sends it with the default settings, its arguments replaced by the

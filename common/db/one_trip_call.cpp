@@ -248,13 +248,14 @@ namespace {
 
 pqxx::result run_one_trip_watched(pqxx::connection_base& conn, const Call& call,
                                   std::chrono::milliseconds statement_timeout, rr::fiber::KeptSocketWatch* kept) {
-  std::string query = one_trip_query(call, statement_timeout, [&conn](std::string& out, const std::string& value) {
-    // A connection libpqxx has not opened yet: its own esc() opens it first.
-    PGconn* pg = raw_libpq::connection(conn);
-    if (pg == nullptr || PQstatus(pg) != CONNECTION_OK) {
-      out += conn.esc(value);
+  // A connection libpqxx has not opened yet is escaped for by its own esc(), which opens it first.
+  PGconn* open = raw_libpq::connection(conn);
+  if (open != nullptr && PQstatus(open) != CONNECTION_OK) open = nullptr;
+  std::string query = one_trip_query(call, statement_timeout, [&](std::string& out, const std::string& value) {
+    if (open != nullptr) {
+      append_escaped(open, out, value);
     } else {
-      append_escaped(pg, out, value);
+      out += conn.esc(value);
     }
   });
   if (!rr::fiber::active()) return run_blocking(conn, query);
@@ -280,8 +281,7 @@ pqxx::result run_prepared_on_fiber(PGconn* pg, PreparedCalls& prepared, const Ca
     run_on_fiber(
         pg, [&] { return PQsendPrepare(pg, next.name.c_str(), next.sql.c_str(), static_cast<int>(arity), nullptr); },
         next.sql, kept);
-    prepared.remember(std::move(next));
-    entry = prepared.find(pg, call.function, arity);
+    entry = &prepared.remember(std::move(next));
   }
   constexpr std::size_t kInlineArguments = 16;
   std::array<const char*, kInlineArguments> inline_values{};
@@ -307,11 +307,11 @@ pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::ch
 }
 
 pqxx::result run_one_trip(ConnectionPool::Lease& lease, const Call& call) {
-  // A session of our own whose bound it carries (prepared-statement mode): the call is a prepared
-  // statement of the session. Through a transaction-pooling PgBouncer (mode off) it stays the
-  // simple query, which needs nothing of the server session it lands on.
-  if (lease.statements().mode() == StatementMode::prepared && lease.statement_timeout().count() == 0 &&
-      rr::fiber::active()) {
+  // A session of our own (prepared-statement mode, which also carries the bound, so there is no
+  // SET LOCAL to send: per_transaction_timeout): the call is a prepared statement of the session.
+  // Through a transaction-pooling PgBouncer (mode off) it stays the simple query, which needs
+  // nothing of the server session it lands on.
+  if (lease.statements().mode() == StatementMode::prepared && rr::fiber::active()) {
     PGconn* pg = raw_libpq::connection(lease.conn());
     if (pg != nullptr && PQstatus(pg) == CONNECTION_OK) {
       return run_prepared_on_fiber(pg, lease.pooled().prepared_calls(), call, &lease.pooled().socket_watch());

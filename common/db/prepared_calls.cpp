@@ -33,6 +33,6 @@ PreparedCalls::Entry PreparedCalls::next(const std::string& function, std::size_
   return Entry{function, arity, "rr_call_" + std::to_string(entries_.size() + 1), prepared_call_sql(function, arity)};
 }
 
-void PreparedCalls::remember(Entry entry) { entries_.push_back(std::move(entry)); }
+const PreparedCalls::Entry& PreparedCalls::remember(Entry entry) { return entries_.emplace_back(std::move(entry)); }
 
 }  // namespace rr::db

@@ -32,8 +32,8 @@ class PreparedCalls {
   const Entry* find(PGconn* conn, const std::string& function, std::size_t arity);
   // What to prepare for a call not found: a name no entry of this session uses.
   Entry next(const std::string& function, std::size_t arity) const;
-  // Records `entry` once the session has prepared it.
-  void remember(Entry entry);
+  // Records `entry` once the session has prepared it; returns the entry as recorded.
+  const Entry& remember(Entry entry);
 
  private:
   PGconn* conn_ = nullptr;
