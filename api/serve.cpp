@@ -120,10 +120,14 @@ int run_server() {
 
   daemon::wait_for_stop();
   const int signo = daemon::stop_signal_number();
-  daemon::notify_stopping();
   if (settings.shutdown_drain.count() > 0) {
+    // Not ready before systemd hears STOPPING=1: whoever learns of the stop from it (the unit, a
+    // test) must find /readyz at 503 already.
     app.stop_being_ready();
     server.close_connections_after_each_answer();
+  }
+  daemon::notify_stopping();
+  if (settings.shutdown_drain.count() > 0) {
     log::info("draining: /readyz answers 503 for " + seconds_text(settings.shutdown_drain) + " s",
               {{"signal", signo}, {"in_flight", server.in_flight()}});
     std::this_thread::sleep_for(settings.shutdown_drain);
