@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Only what the suite runs: the tests build in the test command (scripts/test.sh, build-test/).
+scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROCKET_RIDES_TESTS=OFF
 
 mkdir -p .local
 servers_dir=$PWD/.local/servers
