@@ -1,5 +1,5 @@
 // `keys show`, `keys list --unfinished` and `keys unlock`: what an operator runs when keys are
-// stuck (README, Operating notes). Exit statuses: common/cli/exit_codes.hpp.
+// stuck (docs/operations.md, "When an alert fires"). Exit statuses: common/cli/exit_codes.hpp.
 #include <cstdio>
 #include <limits>
 

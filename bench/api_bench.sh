@@ -982,7 +982,7 @@ targets=$(
   # An absolute figure moves with the machine's speed: the line says how fast this one was, as
   # PostgreSQL's CPU per minimum-SQL pair in the same rounds (894 to 1,236 us when issue 14 set 150 us),
   # and as pgbench's own client CPU per pair: about 62 us in the runs of 2026-11-23 where this
-  # verdict passed at 139 us (README history: 0.14 to 0.16 cores at 2,205 to 2,628 tps), so the API
+  # verdict passed at 139 us (git history of README.md: 0.14 to 0.16 cores at 2,205 to 2,628 tps), so the API
   # then cost 2.2 x pgbench's client.
   verdict_of "API CPU per new-key request at 32: ${api_cpu32:-?} us <= 150 us (median of the rounds: $(rounds_us "API new keys 32" api); on this machine PostgreSQL spent ${min_pg32:-?} us per minimum-SQL pair, 894 to 1,236 us where the target was set: API / that pair $(ratio "${api_cpu32:-}" "${min_pg32:-}"); pgbench's own client spent ${min_client32:-?} us per pair, about 62 us on 2026-11-23 when this passed at 139 us: API / pgbench's client $(ratio "${api_cpu32:-}" "${min_client32:-}" %.2f), 2.2 then)" \
     "$api_cpu32 <= 150" "$api_cpu32"

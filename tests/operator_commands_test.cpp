@@ -434,7 +434,7 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(token_revocation_over_http, rr::test::ApiFixture)
 
-// The README's promise: a revoked token keeps working for at most TOKEN_CACHE_TTL.
+// docs/operations.md ("A leaked token"): a revoked token keeps working for at most TOKEN_CACHE_TTL.
 BOOST_AUTO_TEST_CASE(a_revoked_token_stops_working_within_TOKEN_CACHE_TTL_and_the_others_keep_working) {
   constexpr auto kTtl = 2s;
   start_api({{"TOKEN_CACHE_TTL", "2"}});

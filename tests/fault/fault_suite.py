@@ -30,14 +30,14 @@ invariant there:
      Other faults may show clients errors, which they retry.
 
 Beside the good clients, in every profile, runs a hostile client (two threads, a user of its own,
-or no valid token) that sends at random the probes of the README's "Hostile clients": methods of
+or no valid token) that sends at random the probes of docs/http-api.md's "Hostile clients": methods of
 200-4000 bytes on random paths, smuggling shapes (TE gzip, TE with Content-Length, TE in
 HTTP/1.0, two Hosts, no Host, Expect: foo, Content-Encoding: gzip) with a request pipelined behind
 them, a few dozen held and half-sent connections, drip-fed heads, a flood of POST /rides from its
 own user (while the provider is slow, when a fault makes it so), invalid Idempotency-Keys, JSON
 and GET /rides queries. Every probe of an invalid shape carries a key starting "hostile-invalid-".
 
-  6. every answer the API gave the hostile client has the README's status, none a 5xx but 503;
+  6. every answer the API gave the hostile client has the status docs/http-api.md gives, none a 5xx but 503;
      a smuggling shape sent straight to an API gets exactly one answer and a closed connection
      (through HAProxy, which frames requests itself, at most the pipelined /healthz's answer
      more); every probe is answered, except during faults that stop an API answering (kill -9,
@@ -860,7 +860,7 @@ class HostileRecord:
         self.direct = direct  # straight to an API (not through HAProxy)
         self.sent = time.time()
         self.ended = None
-        self.expected = frozenset(expected)  # statuses the README promises for the first answer
+        self.expected = frozenset(expected)  # statuses docs/http-api.md promises for the first answer
         self.strict = strict  # must be the one answer on its connection, which then closes
         self.answers = []  # (status, from the API, body)
         self.rest = b""  # bytes after the last complete answer
@@ -872,7 +872,7 @@ class HostileRecord:
 
 class Hostile:
     """A hostile client beside the good ones: threads that send, at random, the probes the API
-    defends against (see README "Hostile clients"), and record every answer for the checker.
+    defends against (see docs/http-api.md, "Hostile clients"), and record every answer for the checker.
     It uses a user of its own (so it never touches the good users' keys) or no valid token."""
 
     def __init__(self, ports, direct_ports, token, seed, threads, request_timeout, slow):
@@ -1016,7 +1016,7 @@ class Hostile:
 
     def long_method(self, rng):
         """A method of 200 to 4000 bytes on a random path: 405 on a route, 404 elsewhere; its
-        text must never become a metric label (README: at most 4,096 series)."""
+        text must never become a metric label (docs/http-api.md: at most 4,096 series)."""
         method = "".join(rng.choice(TCHARS) for _ in range(rng.randint(200, 4000)))
         routes = ["/rides", "/rides/%d" % rng.randint(1, 10 ** 9), "/healthz", "/readyz", "/"]
         others = ["/metrics", "/%s" % "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-._~/")
@@ -1033,7 +1033,7 @@ class Hostile:
 
     def smuggle(self, rng):
         """A framing shape two parsers could read differently, with a request pipelined behind it:
-        exactly one answer (the README's status) and a closed connection."""
+        exactly one answer (the status in docs/http-api.md) and a closed connection."""
         port, direct = self._target(rng)
         shape = rng.choice(["te_gzip", "te_chunked_gzip", "te_and_cl", "te_and_cl_smuggle", "http10_te", "two_hosts",
                             "no_host", "expect_foo", "content_encoding"])
@@ -1071,7 +1071,7 @@ class Hostile:
                                  b"Content-Length: %d\r\n\r\n" % len(form) + form, 415),
         }
         data, status = shapes[shape]
-        # Straight to an API: exactly the README's status, one answer, closed. Through HAProxy,
+        # Straight to an API: exactly the status in docs/http-api.md, one answer, closed. Through HAProxy,
         # which frames requests itself: HAProxy refuses the framing shapes itself (400, HTML) or
         # passes a shape it normalized (TE with CL: it drops the CL), so the API answers a 4xx of
         # the request it got; HAProxy keeps the client's connection and answers the pipelined
@@ -1193,7 +1193,7 @@ class Hostile:
                 self.flood_answers.append((record.key, record.answers[0][0], record.answers[0][2]))
 
     def invalid(self, rng):
-        """A request of a shape the API refuses (400, or 422 where the README says so), with a key
+        """A request of a shape the API refuses (400, or 422 where docs/http-api.md says so), with a key
         of HOSTILE_PREFIX wherever it sends one: none of them may write a row."""
         auth, anonymous = self._auth(rng)
         key = self._key(rng)
@@ -2001,7 +2001,7 @@ class Suite:
         return False
 
     def check_hostile(self, keys, rides, charges, findings):
-        """6. The hostile client: every answer the API gave it has the status the README promises
+        """6. The hostile client: every answer the API gave it has the status docs/http-api.md promises
         (never a 5xx but 503), a smuggling shape got one answer on a connection the API closed,
         and every probe got an answer outside the faults that excuse none.
         7. Nothing it sent with an invalid shape wrote a row: no key row holds HOSTILE_PREFIX, and
