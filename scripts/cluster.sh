@@ -20,9 +20,39 @@
 # reaper (PostgreSQL and Redis are scripts/local-servers.sh's, in DIR/servers). An API started
 # again is waited for until HAProxy reports it UP; an API stopped, until HAProxy has it out.
 #
+# The HA shape (docs/high-availability.md): PostgreSQL is three Patroni nodes n1 n2 n3 (a leader,
+# a synchronous standby, a standby) over three etcd members; HAProxy also listens on a PostgreSQL
+# port that follows the leader (deploy/haproxy-postgres.cfg) and PgBouncer and the enqueuers'
+# LISTEN go through it; Redis is started alone in DIR/servers.
+#
+#   scripts/cluster.sh start DIR --ha [--async] [--netns PREFIX] [--bin-dir BIN]
+#       --async    synchronous_mode false (asynchronous standbys: for a comparison run only)
+#       --netns P  each node's etcd, Patroni and PostgreSQL in a network namespace Pn1..Pn3 of
+#                  its own, on 10.213.X.0/24 (X from P) through veths to a bridge Pbr here;
+#                  everything else on this namespace's loopback. Refuses to run in the
+#                  machine's initial namespace: run it inside one you made.
+#   scripts/cluster.sh leader DIR                  the leader's name (n1..n3), or exit 1 if none
+#   scripts/cluster.sh status DIR                  as above, plus "leader: nX" (or "leader: none")
+#                                                  and a line per node: role, state, lag,
+#                                                  replication as the leader sees it, HAProxy's view
+#   scripts/cluster.sh switchover DIR [--candidate nX]   planned: the leader hands over
+#   scripts/cluster.sh failover DIR [--candidate nX]     forced: promote a standby now
+#                                                  (default candidate: the synchronous standby);
+#                                                  both wait until the new leader serves through
+#                                                  HAProxy and print "old leader: nX", "new leader: nY"
+#   scripts/cluster.sh kill-postgres DIR nX        kill -9 of that node's postmaster
+#   scripts/cluster.sh partition DIR nX            (--netns) cut nX off from everything
+#   scripts/cluster.sh heal DIR nX                 (--netns) connect it again
+# HA members: etcd1 etcd2 etcd3 patroni1 patroni2 patroni3 pgbouncer haproxy stripe-mock api1 api2
+# enqueuer1 enqueuer2 completer1 completer2 reaper1 reaper2. stop-member patroniN --kill is a
+# kill -9 of patroni alone: its PostgreSQL keeps running, as it would; start-member patroniN
+# starts patroni again, which demotes (pg_rewind) or rejoins. `stop` also removes the namespaces
+# and links it made. Node N's files: DIR/patroni/nN.yml, DIR/patroni/nN/data, DIR/etcd/etcdN.yml.
+#
 # Binaries come from --bin-dir, else $ROCKET_RIDES_BIN, else build/bin; nothing is built here.
 # Settings for the daemons are taken from the environment of `start` (STRIPE_TIMEOUT,
-# SHUTDOWN_DRAIN, COMPLETER_MIN_AGE, MOCK_SEED, ...: see capture_settings) and recorded in
+# SHUTDOWN_DRAIN, COMPLETER_MIN_AGE, MOCK_SEED, PROVIDER_KEY_SECRET (else 32 random bytes in
+# hex), ...: see capture_settings) and recorded in
 # DIR/app.env, so a member started again later runs with the very same ones. Logs in
 # DIR/logs/NAME.log, pid files in DIR/pids/. Progress goes to stderr.
 set -euo pipefail
@@ -75,6 +105,7 @@ load_conf() {
   [ -f "$dir/cluster.conf" ] || die "no cluster in $dir (run: $0 start $dir)"
   # shellcheck disable=SC1091
   . "$dir/cluster.conf"
+  if [ "${HA:-}" = 1 ]; then ha_members; fi
 }
 
 direct_url() { echo "postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides"; }
@@ -117,10 +148,13 @@ capture_settings() {
     echo "STRIPE_API_KEY=${STRIPE_API_KEY:-sk_test_rocket_rides_cluster}"
     # At least two health-check intervals (deploy/haproxy.cfg checks every 500 ms, fall 2).
     echo "SHUTDOWN_DRAIN=${SHUTDOWN_DRAIN:-2}"
+    # The provider keys' secret: the caller's, else 32 random bytes in hex, made once here so
+    # that every member, and a member started again later, has the same one.
+    echo "PROVIDER_KEY_SECRET=${PROVIDER_KEY_SECRET:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
     while IFS= read -r name; do
       case "$name" in
         DATABASE_URL | DATABASE_PREPARED_STATEMENTS | REDIS_URL | STRIPE_API_BASE | STRIPE_API_KEY | \
-          SHUTDOWN_DRAIN | LISTEN_DATABASE_URL) continue ;;
+          SHUTDOWN_DRAIN | LISTEN_DATABASE_URL | PROVIDER_KEY_SECRET) continue ;;
         DATABASE_POOL_SIZE | API_WORKERS | API_IO_THREADS | RESPONSE_CACHE_* | SHUTDOWN_TIMEOUT | \
           TOKEN_CACHE_TTL | STRIPE_TIMEOUT | IDEMPOTENCY_KEY_LOCK_TIMEOUT | COMPLETER_* | ENQUEUER_* | \
           REAPER_* | MOCK_* | ASAN_OPTIONS | UBSAN_OPTIONS | LSAN_OPTIONS | TZ) ;;
@@ -171,7 +205,7 @@ binary_of() {
     api*) echo "$BIN_DIR/rocket-rides-api" ;;
     enqueuer*) echo "$BIN_DIR/rocket-rides-enqueuer" ;;
     completer*) echo "$BIN_DIR/rocket-rides-completer" ;;
-    reaper) echo "$BIN_DIR/rocket-rides-reaper" ;;
+    reaper*) echo "$BIN_DIR/rocket-rides-reaper" ;;
     stripe-mock) echo "$BIN_DIR/rocket-rides-stripe-mock" ;;
     *) die "no binary for $1" ;;
   esac
@@ -205,6 +239,8 @@ launch() {
   shift 2
   local log=$dir/logs/$name.log
   local -a prefix=(setsid)
+  # In a node's network namespace (--netns): `ip netns exec` execs in place too.
+  if [ -n "${launch_netns:-}" ]; then prefix+=(ip netns exec "$launch_netns"); fi
   if [ -n "$user" ] && [ "$(id -u)" -eq 0 ]; then
     prefix+=(setpriv "--reuid=$user" "--regid=$user" --init-groups)
   fi
@@ -307,8 +343,25 @@ start_member() {
       base_env /
       member_env+=("FRONTEND_ADDRESS=127.0.0.1:${HAPROXY_PORT}" "STATS_ADDRESS=127.0.0.1:${HAPROXY_STATS_PORT}"
         "API1_ADDRESS=127.0.0.1:${API1_PORT}" "API2_ADDRESS=127.0.0.1:${API2_PORT}")
-      launch haproxy "" /usr/sbin/haproxy -db -f "$repo/deploy/haproxy.cfg"
+      if [ "${HA:-}" = 1 ]; then
+        # And the PostgreSQL leader's port (deploy/haproxy-postgres.cfg), in the same process.
+        local n
+        member_env+=("POSTGRES_FRONTEND_ADDRESS=127.0.0.1:${PG_PORT}")
+        for n in 1 2 3; do
+          member_env+=("PG${n}_ADDRESS=$(node_address "$n"):$(node_var "$n" PG_PORT)"
+            "PG${n}_REST_PORT=$(node_var "$n" REST_PORT)")
+        done
+        launch haproxy "" /usr/sbin/haproxy -db -f "$repo/deploy/haproxy.cfg" -f "$repo/deploy/haproxy-postgres.cfg"
+      else
+        launch haproxy "" /usr/sbin/haproxy -db -f "$repo/deploy/haproxy.cfg"
+      fi
       wait_http haproxy "http://127.0.0.1:${HAPROXY_STATS_PORT}/healthz" 10
+      ;;
+    etcd[123])
+      start_etcd "${name#etcd}"
+      ;;
+    patroni[123])
+      start_patroni "${name#patroni}"
       ;;
     stripe-mock)
       app_env
@@ -332,7 +385,7 @@ start_member() {
       launch "$name" "" "$(binary_of "$name")"
       wait_alive "$name"
       ;;
-    completer1 | completer2 | reaper)
+    completer1 | completer2 | reaper | reaper1 | reaper2)
       app_env
       launch "$name" "" "$(binary_of "$name")"
       wait_alive "$name"
@@ -348,6 +401,7 @@ stop_bound() {
     enqueuer* | completer* | reaper) echo $(($(setting SHUTDOWN_TIMEOUT 25) + 5)) ;;
     haproxy) echo 35 ;;  # hard-stop-after 30s in deploy/haproxy.cfg
     pgbouncer) echo 15 ;;
+    patroni*) echo 40 ;;  # a leader demotes, then PostgreSQL's fast shutdown and a checkpoint
     *) echo 10 ;;
   esac
 }
@@ -397,6 +451,7 @@ stop_members() {
 stop_all() {
   if [ -f "$dir/cluster.conf" ]; then
     load_conf
+    if [ "${HA:-}" = 1 ]; then stop_all_ha; return; fi
     say "stopping the members"
     # Everything in front of PgBouncer at once (the APIs drain in parallel), then PgBouncer.
     stop_members haproxy "${app_members[@]}" stripe-mock
@@ -438,9 +493,15 @@ start_all() {
   while [ $# -gt 0 ]; do
     case "$1" in
       --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift 2 ;;
+      --ha) HA=1; shift ;;
+      --async) ASYNC=1; shift ;;
+      --netns) NETNS_PREFIX=${2:?--netns needs a prefix}; shift 2 ;;
       *) die "unknown option $1" ;;
     esac
   done
+  if [ -z "${HA:-}" ] && { [ -n "${ASYNC:-}" ] || [ -n "${NETNS_PREFIX:-}" ]; }; then
+    die "--async and --netns go with --ha"
+  fi
   [ -d "$bin_dir" ] || die "no binaries in $bin_dir (build first: scripts/build.sh build)"
   bin_dir=$(cd "$bin_dir" && pwd)
   local b
@@ -451,8 +512,16 @@ start_all() {
     die "pgbouncer or haproxy missing (scripts/install-deps.sh installs them)"
   fi
 
+  if [ "${HA:-}" = 1 ]; then
+    for b in patroni etcd etcdctl redis-server; do
+      command -v "$b" >/dev/null || die "$b missing (scripts/install-deps.sh installs it)"
+    done
+  fi
+
   if [ -f "$dir/cluster.conf" ]; then
+    local want_ha=${HA:-}
     load_conf
+    [ "${HA:-}" = "$want_ha" ] || die "$dir holds a cluster of the other shape: stop it and use another directory"
     local running=() name
     for name in "${members[@]}"; do
       if member_pid "$name" >/dev/null; then running+=("$name"); fi
@@ -469,6 +538,7 @@ start_all() {
   mkdir -p "$dir/logs" "$dir/pids"
   if [ "$(id -u)" -eq 0 ]; then chmod o+x "$dir"; fi  # the postgres user reaches servers/ and pgbouncer/
   trap 'on_start_exit $?' EXIT
+  if [ "${HA:-}" = 1 ]; then start_all_ha "$bin_dir"; return; fi
 
   say "starting PostgreSQL (durable) and Redis in $dir/servers"
   "$local_servers" start "$dir/servers" >/dev/null
@@ -528,6 +598,488 @@ start_all() {
   print_env
 }
 
+# --- the HA shape (--ha): etcd, Patroni, HAProxy's PostgreSQL port --------------------------------
+
+ha_members() {
+  members=(etcd1 etcd2 etcd3 patroni1 patroni2 patroni3 pgbouncer haproxy stripe-mock api1 api2
+    enqueuer1 enqueuer2 completer1 completer2 reaper1 reaper2)
+  app_members=(api1 api2 enqueuer1 enqueuer2 completer1 completer2 reaper1 reaper2)
+}
+
+need_ha() { [ "${HA:-}" = 1 ] || die "$cmd: only for a cluster started with --ha"; }
+
+node_var() {
+  # node_var N NAME: the value of NODEN_NAME from cluster.conf.
+  local var=NODE$1_$2
+  echo "${!var}"
+}
+
+node_address() {
+  if [ -n "${NETNS_PREFIX:-}" ]; then echo "10.213.${NETNS_NET}.$((10 + $1))"; else echo 127.0.0.1; fi
+}
+
+node_netns() { if [ -n "${NETNS_PREFIX:-}" ]; then echo "${NETNS_PREFIX}n$1"; fi; }
+
+rest_url() { echo "http://$(node_address "$1"):$(node_var "$1" REST_PORT)"; }
+
+etcd_endpoints() {
+  local n list=""
+  for n in 1 2 3; do list="${list:+$list,}http://$(node_address "$n"):$(node_var "$n" ETCD_CLIENT_PORT)"; done
+  echo "$list"
+}
+
+etcdctl_() { ETCDCTL_API=3 etcdctl --endpoints="$(etcd_endpoints)" --dial-timeout=1s --command-timeout=2s "$@"; }
+
+as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+fill_template() {
+  # fill_template IN OUT NAME=VALUE...: each @NAME@ in IN replaced by VALUE (no '|' in values).
+  local in=$1 out=$2 pair expr=()
+  shift 2
+  for pair in "$@"; do expr+=(-e "s|@${pair%%=*}@|${pair#*=}|g"); done
+  sed "${expr[@]}" "$in" >"$out"
+  if grep -q '@[A-Z_]*@' "$out"; then die "$out: placeholders left unfilled: $(grep -o '@[A-Z_]*@' "$out" | sort -u | tr '\n' ' ')"; fi
+}
+
+write_etcd_config() {
+  local n=$1 m initial=""
+  for m in 1 2 3; do initial="${initial:+$initial,}etcd$m=http://$(node_address "$m"):$(node_var "$m" ETCD_PEER_PORT)"; done
+  mkdir -p "$dir/etcd"
+  fill_template "$repo/deploy/etcd.conf.yml.in" "$dir/etcd/etcd$n.yml" \
+    "NAME=etcd$n" "DATA_DIR=$dir/etcd/etcd$n.data" "ADDRESS=$(node_address "$n")" \
+    "CLIENT_PORT=$(node_var "$n" ETCD_CLIENT_PORT)" "PEER_PORT=$(node_var "$n" ETCD_PEER_PORT)" \
+    "INITIAL_CLUSTER=$initial" "CLUSTER_TOKEN=$CLUSTER_TOKEN"
+}
+
+write_patroni_config() {
+  local n=$1 hosts="" m network=127.0.0.1/32
+  for m in 1 2 3; do hosts="${hosts:+$hosts,}$(node_address "$m"):$(node_var "$m" ETCD_CLIENT_PORT)"; done
+  if [ -n "${NETNS_PREFIX:-}" ]; then network="10.213.${NETNS_NET}.0/24"; fi
+  local sync=true
+  if [ "${ASYNC:-}" = 1 ]; then sync=false; fi
+  local node_dir=$dir/patroni/n$n
+  mkdir -p "$node_dir"
+  fill_template "$repo/deploy/patroni.yml.in" "$dir/patroni/n$n.yml" \
+    "SCOPE=rocket-rides" "NAME=n$n" "ADDRESS=$(node_address "$n")" \
+    "PG_PORT=$(node_var "$n" PG_PORT)" "REST_PORT=$(node_var "$n" REST_PORT)" \
+    "DATA_DIR=$node_dir/data" "SOCKET_DIR=$node_dir" "BIN_DIR=$PG_BIN_DIR" "ETCD_HOSTS=$hosts" \
+    "CLIENT_NETWORK=$network" "AUTH_METHOD=trust" \
+    "SUPERUSER_PASSWORD=unused-under-trust" "REPLICATION_PASSWORD=unused-under-trust" \
+    "SYNCHRONOUS_MODE=$sync"
+  if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$node_dir" "$dir/patroni/n$n.yml"; fi
+  chmod 700 "$node_dir"
+}
+
+start_etcd() {
+  local n=$1
+  base_env /
+  launch_netns=$(node_netns "$n")
+  launch "etcd$n" "" /usr/bin/etcd --config-file "$dir/etcd/etcd$n.yml"
+  launch_netns=""
+  # A lone member cannot answer until a majority is up: `start` waits for the three together.
+  wait_alive "etcd$n"
+}
+
+start_patroni() {
+  local n=$1
+  base_env /var/lib/postgresql
+  launch_netns=$(node_netns "$n")
+  launch "patroni$n" postgres /usr/bin/patroni "$dir/patroni/n$n.yml"
+  launch_netns=""
+  # Up once its REST API answers (any status: a replica answers 503 on /).
+  local _
+  for _ in $(seq 1 300); do
+    if ! member_pid "patroni$n" >/dev/null; then
+      say "patroni$n exited at start; the end of logs/patroni$n.log:"
+      log_tail "patroni$n"
+      return 1
+    fi
+    if curl -s -o /dev/null --max-time 1 "$(rest_url "$n")/health"; then return 0; fi
+    sleep 0.1
+  done
+  say "patroni$n's REST API did not answer within 30 s; the end of logs/patroni$n.log:"
+  log_tail "patroni$n"
+  return 1
+}
+
+cluster_json() {
+  # Patroni's /cluster from the first node that answers (each one's view comes from etcd).
+  local n
+  for n in 1 2 3; do
+    if curl -fsS --max-time 1 "$(rest_url "$n")/cluster" 2>/dev/null; then return 0; fi
+  done
+  return 1
+}
+
+leader_name() {
+  # The holder of the leader lock in etcd (what Patroni's own view comes from), or exit 1.
+  local name
+  name=$(etcdctl_ get --print-value-only /service/rocket-rides/leader 2>/dev/null | head -n 1) || true
+  if [ -n "$name" ]; then echo "$name"; return 0; fi
+  return 1
+}
+
+haproxy_pg_state() {
+  # HAProxy's view of node nX in the PostgreSQL section: UP for the leader, DOWN for the others.
+  curl -fsS --max-time 2 "http://127.0.0.1:${HAPROXY_STATS_PORT}/stats;csv" 2>/dev/null |
+    awk -F, -v server="$1" '$1 == "postgres" && $2 == server { print $18 }'
+}
+
+serving_leader() {
+  # The node HAProxy sends PostgreSQL connections to and that answers there as a primary.
+  local n
+  for n in 1 2 3; do
+    if [ "$(haproxy_pg_state "n$n")" = UP ]; then
+      if [ "$(psql -X -At -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres --set=connect_timeout=2 \
+          -c 'SELECT pg_is_in_recovery()' 2>/dev/null)" = f ]; then
+        echo "n$n"
+        return 0
+      fi
+    fi
+  done
+  return 1
+}
+
+wait_serving_leader() {
+  # wait_serving_leader SECONDS [NOT]: until a leader (other than NOT) serves through HAProxy.
+  local seconds=$1 not=${2:-} leader _
+  for _ in $(seq 1 $((seconds * 5))); do
+    if leader=$(serving_leader) && [ "$leader" != "$not" ]; then echo "$leader"; return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
+
+replication_rows() {
+  # From the leader: "name state sync_state lag_bytes" per standby connected to it.
+  local leader=$1
+  psql -X -At -F ' ' -h "$(node_address "${leader#n}")" -p "$(node_var "${leader#n}" PG_PORT)" -U postgres \
+    -d postgres --set=connect_timeout=2 -c "SELECT application_name, state, sync_state,
+      COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), -1)::bigint FROM pg_stat_replication" 2>/dev/null
+}
+
+wait_standbys() {
+  # wait_standbys SECONDS: until both standbys stream from the leader (one of them synchronous,
+  # unless --async).
+  local seconds=$1 leader rows _
+  for _ in $(seq 1 $((seconds * 5))); do
+    if leader=$(leader_name); then
+      rows=$(replication_rows "$leader" || true)
+      if [ "$(echo "$rows" | grep -c ' streaming ')" -ge 2 ]; then
+        if [ "${ASYNC:-}" = 1 ] || echo "$rows" | grep -q ' streaming sync '; then return 0; fi
+      fi
+    fi
+    sleep 0.2
+  done
+  say "the standbys are not both streaming after $seconds s (leader: ${leader:-none}): $rows"
+  return 1
+}
+
+check_not_initial_netns() {
+  # --netns adds interfaces and addresses: only ever inside a namespace a test made for it, never
+  # in the machine's own. The initial namespace is PID 1's; where PID 1's is not readable (a
+  # container), a namespace with any interface besides loopback and this cluster's own is taken
+  # for the machine's.
+  local self init
+  self=$(readlink /proc/self/ns/net) || die "--netns: cannot read this process's network namespace"
+  if init=$(readlink /proc/1/ns/net 2>/dev/null); then
+    [ "$self" != "$init" ] || die "--netns refuses to run in the machine's initial network namespace: run it inside one you made (ip netns add NAME; ip netns exec NAME ...)"
+    return 0
+  fi
+  local others
+  others=$(ip -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' |
+    grep -v -x -e lo -e "${NETNS_PREFIX}br" -e "${NETNS_PREFIX}n[123]h" || true)
+  [ -z "$others" ] || die "--netns refuses to run here: PID 1's namespace is unreadable and this one has interfaces of its own ($(echo "$others" | paste -sd' ')), so it may be the machine's; run it inside a namespace you made (ip netns add NAME; ip netns exec NAME bash -c 'ip link set lo up; ...')"
+}
+
+setup_netns() {
+  local p=$NETNS_PREFIX n
+  [ ${#p} -le 11 ] || die "--netns prefix too long (at most 11 characters: interface names are ${p}n1h)"
+  case "$p" in *[!A-Za-z0-9_-]*) die "--netns prefix: letters, digits, - and _ only" ;; esac
+  check_not_initial_netns
+  for n in 1 2 3; do
+    [ ! -e "/run/netns/${p}n$n" ] || die "network namespace ${p}n$n exists already (another cluster? scripts/cluster.sh stop its DIR)"
+  done
+  # 10.213.X.0/24, X from the prefix, moved on while this namespace routes it already.
+  local x
+  x=$(( $(printf '%s' "$p" | cksum | cut -d' ' -f1) % 250 + 1 ))
+  for _ in $(seq 1 250); do
+    if [ -z "$(ip -4 route show "10.213.$x.0/24" 2>/dev/null)" ]; then break; fi
+    x=$((x % 250 + 1))
+  done
+  NETNS_NET=$x
+  echo "NETNS_PREFIX=$p" >>"$dir/cluster.conf"
+  echo "NETNS_NET=$x" >>"$dir/cluster.conf"
+  say "network namespaces ${p}n1..3 on 10.213.$x.0/24 (bridge ${p}br, 10.213.$x.1)"
+  ip link add "${p}br" type bridge
+  ip addr add "10.213.$x.1/24" dev "${p}br"
+  ip link set "${p}br" up
+  for n in 1 2 3; do
+    ip netns add "${p}n$n"
+    ip -n "${p}n$n" link set lo up
+    ip link add "${p}n${n}h" type veth peer name "${p}n${n}v" netns "${p}n$n"
+    ip link set "${p}n${n}h" master "${p}br" up
+    ip -n "${p}n$n" addr add "$(node_address "$n")/24" dev "${p}n${n}v"
+    ip -n "${p}n$n" link set "${p}n${n}v" up
+  done
+}
+
+teardown_netns() {
+  [ -n "${NETNS_PREFIX:-}" ] || return 0
+  local p=$NETNS_PREFIX n
+  for n in 1 2 3; do
+    if [ -e "/run/netns/${p}n$n" ]; then ip netns del "${p}n$n" || say "could not remove namespace ${p}n$n"; fi
+    if ip link show "${p}n${n}h" >/dev/null 2>&1; then ip link del "${p}n${n}h" || true; fi
+  done
+  if ip link show "${p}br" >/dev/null 2>&1; then ip link del "${p}br" || say "could not remove bridge ${p}br"; fi
+}
+
+partition_node() {
+  local what=$1 node=$2
+  case "$node" in n[123]) ;; *) die "$what: which node? (n1, n2 or n3)" ;; esac
+  [ -n "${NETNS_PREFIX:-}" ] || die "$what needs a cluster started with --netns"
+  local n=${node#n} state=down
+  if [ "$what" = heal ]; then state=up; fi
+  # The node's end of its only link: it reaches nothing (etcd peers, the other nodes, HAProxy)
+  # and nothing reaches it; its processes keep running.
+  ip -n "${NETNS_PREFIX}n$n" link set "${NETNS_PREFIX}n${n}v" "$state"
+  say "$node: link $state"
+}
+
+postmaster_pid() {
+  local file=$dir/patroni/n$1/data/postmaster.pid pid
+  [ -f "$file" ] || return 1
+  pid=$(head -n 1 "$file" 2>/dev/null) || return 1
+  [ -n "$pid" ] && pid_running "$pid" || return 1
+  # Our postgres (a reused pid would not be running out of this data directory).
+  [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$dir/patroni/n$1/data" ] || return 1
+  echo "$pid"
+}
+
+kill_postgres() {
+  local node=$1 pid
+  case "$node" in n[123]) ;; *) die "kill-postgres: which node? (n1, n2 or n3)" ;; esac
+  pid=$(postmaster_pid "${node#n}") || die "no postgres running on $node"
+  kill -KILL "$pid"
+  say "$node: kill -9 of postgres (pid $pid)"
+}
+
+stop_orphan_postgres() {
+  # A postgres left behind by a patroni killed with -9: immediate shutdown, then -9.
+  local n pid
+  for n in 1 2 3; do
+    pid=$(postmaster_pid "$n") || continue
+    say "n$n: postgres (pid $pid) runs without its patroni: stopping it"
+    kill -QUIT "$pid" 2>/dev/null || true
+    wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+
+change_leader() {
+  # failover|switchover [--candidate nX]: through Patroni's REST API; returns once the new
+  # leader serves through HAProxy.
+  local what=$1 candidate=""
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --candidate) candidate=${2:?--candidate needs a node}; shift 2 ;;
+      *) die "$what: unknown option $1" ;;
+    esac
+  done
+  local old json
+  old=$(leader_name) || die "$what: there is no leader"
+  json=$(cluster_json) || die "$what: no Patroni REST API answers"
+  if [ -z "$candidate" ]; then
+    # The synchronous standby (the only one Patroni promotes in synchronous mode), else a running
+    # replica.
+    candidate=$(printf '%s' "$json" | python3 -c '
+import json, sys
+members = json.load(sys.stdin)["members"]
+for role in ("sync_standby", "replica"):
+    for m in members:
+        if m["role"] == role and m.get("state") in ("running", "streaming"):
+            print(m["name"]); sys.exit(0)
+sys.exit(1)') || die "$what: no standby to promote"
+  fi
+  [ "$candidate" != "$old" ] || die "$what: $candidate is the leader already"
+  local body
+  if [ "$what" = switchover ]; then body="{\"leader\": \"$old\", \"candidate\": \"$candidate\"}"
+  else body="{\"candidate\": \"$candidate\"}"
+  fi
+  say "$what from $old to $candidate"
+  local n answer="" sent=""
+  for n in 1 2 3; do
+    if answer=$(curl -sS --max-time 60 -w ' (HTTP %{http_code})' -X POST -H 'Content-Type: application/json' \
+        -d "$body" "$(rest_url "$n")/$what" 2>&1); then
+      sent=1
+      break
+    fi
+  done
+  [ -n "$sent" ] || die "$what: no Patroni REST API took the request: $answer"
+  case "$answer" in *"(HTTP 200)") say "patroni: $answer" ;; *) die "$what refused: $answer" ;; esac
+  local new
+  new=$(wait_serving_leader 60 "$old") || die "$what: no new leader serves through HAProxy after 60 s"
+  echo "old leader: $old"
+  echo "new leader: $new"
+}
+
+status_ha() {
+  local name pid extra
+  for name in "${members[@]}"; do
+    extra=""
+    case "$name" in api*) extra=" haproxy=$(haproxy_state "$name" | tr ' ' _)" ;; esac
+    if pid=$(member_pid "$name"); then echo "$name running pid=$pid$extra"; else echo "$name stopped$extra"; fi
+  done
+  local leader rows json=""
+  if leader=$(leader_name); then echo "leader: $leader"; else echo "leader: none"; leader=""; fi
+  json=$(cluster_json || true)
+  rows=""
+  if [ -n "$leader" ]; then rows=$(replication_rows "$leader" || true); fi
+  local n role state lag row pg
+  for n in 1 2 3; do
+    role=unknown state=unknown lag=unknown
+    if [ -n "$json" ]; then
+      read -r role state lag < <(printf '%s' "$json" | python3 -c '
+import json, sys
+for m in json.load(sys.stdin)["members"]:
+    if m["name"] == sys.argv[1]:
+        print(m["role"], m.get("state") or "unknown", m.get("lag", 0)); break
+else:
+    print("absent", "unknown", "unknown")' "n$n") || true
+    fi
+    if pg=$(postmaster_pid "$n"); then pg="postgres=$pg"; else pg="postgres=stopped"; fi
+    row=$(echo "$rows" | awk -v name="n$n" '$1 == name { print "replication=" $2 " sync_state=" $3 " replay_lag_bytes=" $4 }')
+    if [ -z "$row" ] && [ "n$n" != "$leader" ]; then row="replication=none"; fi
+    echo "n$n role=$role state=$state lag=$lag ${row:+$row }$pg haproxy=$(haproxy_pg_state "n$n" | tr ' ' _)"
+  done
+}
+
+start_all_ha() {
+  local bin_dir=$1 n var
+  PG_BIN_DIR=/usr/lib/postgresql/15/bin
+  [ -x "$PG_BIN_DIR/postgres" ] || die "PostgreSQL 15 missing ($PG_BIN_DIR)"
+  taken_ports=" "
+  BIN_DIR=$bin_dir
+  CLUSTER_TOKEN="rocket-rides-$(od -An -tx1 -N6 /dev/urandom | tr -d ' \n')"
+  REDIS_PORT=$(pick_port)
+  PG_PORT=$(pick_port)  # HAProxy's PostgreSQL port: the leader, whichever it is
+  for n in 1 2 3; do
+    for var in ETCD_CLIENT_PORT ETCD_PEER_PORT PG_PORT REST_PORT; do
+      printf -v "NODE${n}_$var" '%s' "$(pick_port)"
+    done
+  done
+  PGBOUNCER_PORT=$(pick_port)
+  HAPROXY_PORT=$(pick_port)
+  HAPROXY_STATS_PORT=$(pick_port)
+  MOCK_PORT=$(pick_port)
+  API1_PORT=$(pick_port)
+  API2_PORT=$(pick_port)
+  {
+    echo "HA=1"
+    echo "ASYNC=${ASYNC:-}"
+    for var in BIN_DIR PG_BIN_DIR CLUSTER_TOKEN PG_PORT REDIS_PORT PGBOUNCER_PORT HAPROXY_PORT HAPROXY_STATS_PORT \
+        MOCK_PORT API1_PORT API2_PORT NODE{1,2,3}_{ETCD_CLIENT_PORT,ETCD_PEER_PORT,PG_PORT,REST_PORT}; do
+      printf '%s=%q\n' "$var" "${!var}"
+    done
+  } >"$dir/cluster.conf"
+  ha_members
+  if [ -n "${NETNS_PREFIX:-}" ]; then setup_netns; fi
+
+  say "starting Redis on $REDIS_PORT in $dir/servers"
+  mkdir -p "$dir/servers"
+  printf 'PG_PORT=%s\nREDIS_PORT=%s\n' "$PG_PORT" "$REDIS_PORT" >"$dir/servers/ports"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+    --pidfile "$dir/servers/redis.pid" --logfile "$dir/servers/redis.log" --dir "$dir/servers" >/dev/null
+  for _ in $(seq 1 100); do
+    if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then break; fi
+    sleep 0.05
+  done
+
+  say "starting etcd1..3 (clients on $(etcd_endpoints))"
+  for n in 1 2 3; do write_etcd_config "$n"; done
+  for n in 1 2 3; do start_member "etcd$n"; done
+  local healthy=""
+  for _ in $(seq 1 150); do
+    if etcdctl_ endpoint health >/dev/null 2>&1; then healthy=1; break; fi
+    sleep 0.2
+  done
+  [ -n "$healthy" ] || { log_tail etcd1; die "etcd is not healthy after 30 s"; }
+
+  say "starting patroni1 (it initialises n1, the first leader)"
+  for n in 1 2 3; do write_patroni_config "$n"; done
+  start_member patroni1
+  local leader=""
+  for _ in $(seq 1 300); do
+    if curl -fs -o /dev/null --max-time 1 "$(rest_url 1)/primary"; then leader=n1; break; fi
+    member_pid patroni1 >/dev/null || break
+    sleep 0.2
+  done
+  [ -n "$leader" ] || { log_tail patroni1; die "n1 did not become the leader within 60 s"; }
+  say "starting patroni2 and patroni3 (standbys: a base backup of n1 each)"
+  start_member patroni2
+  start_member patroni3
+  wait_standbys 90 || { log_tail patroni2; log_tail patroni3; die "the standbys did not come up"; }
+
+  capture_settings
+  write_pgbouncer_site
+  say "starting HAProxy on $HAPROXY_PORT (PostgreSQL leader on $PG_PORT, stats on $HAPROXY_STATS_PORT)"
+  start_member haproxy
+  wait_serving_leader 20 >/dev/null || die "HAProxy does not reach the leader on $PG_PORT"
+  psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c 'CREATE DATABASE rocket_rides' >/dev/null
+
+  say "starting PgBouncer on $PGBOUNCER_PORT (through HAProxy's $PG_PORT)"
+  start_member pgbouncer
+  check_pgbouncer_policy
+
+  say "migrating through PgBouncer"
+  app_env
+  env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" migrate >>"$dir/logs/migrate.log" 2>&1 ||
+    { log_tail migrate; die "migrate failed (logs/migrate.log)"; }
+  local email=demo@rocketrides.example token
+  if ! token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user create --email "$email" \
+      --stripe-customer cus_demo 2>>"$dir/logs/migrate.log"); then
+    token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user token --email "$email" 2>>"$dir/logs/migrate.log")
+  fi
+  echo "$token" >"$dir/token"
+
+  say "starting the stand-in provider on $MOCK_PORT"
+  start_member stripe-mock
+  say "starting api1 on $API1_PORT and api2 on $API2_PORT"
+  start_member api1
+  start_member api2
+  curl -fsS -o /dev/null --max-time 5 "http://127.0.0.1:${HAPROXY_PORT}/readyz" ||
+    die "GET /readyz through HAProxy failed"
+  say "starting enqueuer1, enqueuer2, completer1, completer2, reaper1, reaper2"
+  local name
+  for name in enqueuer1 enqueuer2 completer1 completer2 reaper1 reaper2; do start_member "$name"; done
+  trap - EXIT
+  say "up: API at http://127.0.0.1:${HAPROXY_PORT}, leader $(leader_name || echo none) (logs in $dir/logs)"
+  print_env
+}
+
+stop_all_ha() {
+  say "stopping the members"
+  # The daemons first (HAProxy takes each API out as it drains), then PgBouncer, then HAProxy:
+  # HAProxy's soft stop waits for the PostgreSQL sessions it carries (PgBouncer's) to end, up
+  # to hard-stop-after (30 s), so it goes once they are gone.
+  stop_members "${app_members[@]}" stripe-mock
+  stop_members pgbouncer
+  stop_members haproxy
+  # Each patroni stops its PostgreSQL (a leader first gives up its lock), then etcd one member at
+  # a time: a member stopping hands raft leadership to a live peer, which it cannot do (and
+  # waits for seconds) when they all stop at once.
+  stop_members patroni1 patroni2 patroni3
+  stop_orphan_postgres
+  stop_members etcd1
+  stop_members etcd2
+  stop_members etcd3
+  if [ -f "$dir/servers/redis.pid" ]; then
+    say "stopping Redis"
+    "$local_servers" stop "$dir/servers" >&2 || true
+  fi
+  teardown_netns
+}
+
 rolling_restart() {
   load_conf
   local api other
@@ -545,6 +1097,7 @@ rolling_restart() {
 
 status() {
   load_conf
+  if [ "${HA:-}" = 1 ]; then status_ha; return; fi
   local name pid extra
   for name in "${members[@]}"; do
     extra=""
@@ -565,7 +1118,8 @@ case "$cmd" in
     dir=$(cd "$dir" && pwd)
     start_all "$@"
     ;;
-  stop | env | status | start-member | stop-member | restart | rolling-restart)
+  stop | env | status | start-member | stop-member | restart | rolling-restart | leader | failover | \
+    switchover | kill-postgres | partition | heal)
     if [ ! -d "$dir" ]; then
       [ "$cmd" = stop ] && exit 0
       die "no cluster in $dir"
@@ -575,10 +1129,14 @@ case "$cmd" in
       stop) stop_all ;;
       env) print_env ;;
       status) status ;;
-      start-member) is_member "${1:-}"; load_conf; start_member "$1" ;;
-      stop-member) is_member "${1:-}"; load_conf; stop_member "$1" "${2:-}" ;;
-      restart) is_member "${1:-}"; load_conf; stop_member "$1"; start_member "$1" ;;
+      start-member) load_conf; is_member "${1:-}"; start_member "$1" ;;
+      stop-member) load_conf; is_member "${1:-}"; stop_member "$1" "${2:-}" ;;
+      restart) load_conf; is_member "${1:-}"; stop_member "$1"; start_member "$1" ;;
       rolling-restart) rolling_restart ;;
+      leader) load_conf; need_ha; leader_name ;;
+      failover | switchover) load_conf; need_ha; change_leader "$cmd" "$@" ;;
+      kill-postgres) load_conf; need_ha; kill_postgres "${1:-}" ;;
+      partition | heal) load_conf; need_ha; partition_node "$cmd" "${1:-}" ;;
     esac
     ;;
   *) usage ;;

@@ -17,6 +17,10 @@ PACKAGES=(
   # Sentinel tests, the sentinel-short fault profile and scripts/local-servers.sh --sentinel.
   # Its unit starts a sentinel on :26379 where systemd runs; stop or mask it if that is unwanted.
   redis-sentinel
+  # The HA shape (scripts/cluster.sh start --ha): Patroni 3.0 over a three-member etcd 3.4, and
+  # etcdctl for the script's `leader`. Where systemd runs, etcd-server's unit starts a member on
+  # :2379; stop or mask it if that is unwanted.
+  patroni etcd-server etcd-client
   # The browser suite (tests/browser/): Debian's Chromium in headless mode, its chromedriver and
   # Selenium for Debian's python3, which drives them.
   chromium chromium-driver python3-selenium
