@@ -29,6 +29,34 @@ invariant there:
      client error is recorded with its start and end; none may overlap a restart's window).
      Other faults may show clients errors, which they retry.
 
+The HA profiles (ha-short, ha-long) run the same clients over scripts/cluster.sh start --ha:
+PostgreSQL as three Patroni nodes (synchronous_mode_strict) over three etcd members, each node in
+a network namespace of its own, HAProxy routing to the leader, PgBouncer through it, two of each
+daemon. The whole run happens inside a network namespace the suite makes and deletes (root; see
+run_in_netns). On a healthy cluster, one fault at a time, it kills the leader's postgres (kill -9),
+kills the leader's Patroni (kill -9, started again once another node leads), cuts the leader off
+the network (healed afterwards), kills an etcd member (started again), each followed by a wait for
+a leader and a synchronous standby with the old leader back; and a few app faults of the other
+profiles. The checker reads the provider's records and the final leader's own database (not the
+API, not HAProxy), and adds:
+
+  8. no client key is charged twice: every charge at the provider is attributed to a client key
+     (its provider key in the final database, its id in a ride there or in a 201 a client saw, the
+     derived provider key recomputed from the client's key and user id when the build derives them
+     from PROVIDER_KEY_SECRET, or the key row its description names); a charge the final database
+     does not know and no client saw acknowledged counts as a double charge too;
+  9. nothing acknowledged is lost: every 201 a client saw has its ride, with that charge and under
+     that client's key, on the final leader, and the charge at the provider; every 200 to a cancel
+     has its ride cancelled with that refund.
+
+They print one line, RESULT PASS or RESULT FAIL with seed=, failovers= (leader changes
+observed), double_charges=, lost_acknowledged=, lost_jobs=, stuck_keys=, max_unavailable_s= (the
+longest span in which no good client got a 2xx) and p50_unavailable_s= (the median over the
+leader faults of the time from the fault to the first 2xx that wrote, sent after the fault and
+answered once the new leader was seen), then the other figures. PASS needs every invariant and at
+least three leader changes. --async-replicas runs the cluster with asynchronous replicas, for the
+record of what a failover then loses.
+
 Beside the good clients, in every profile, runs a hostile client (two threads, a user of its own,
 or no valid token) that sends at random the probes of docs/http-api.md's "Hostile clients": methods of
 200-4000 bytes on random paths, smuggling shapes (TE gzip, TE with Content-Length, TE in
@@ -57,11 +85,14 @@ Python 3 standard library only. Usage:
   tests/fault/fault_suite.py --profile short --bin-dir build/bin
   tests/fault/fault_suite.py --profile long --duration 1200 --clients 32 --seed 1234
   tests/fault/fault_suite.py --profile cluster-short --bin-dir build/bin
+  tests/fault/fault_suite.py --profile ha-short --bin-dir build/bin          (root)
 """
 
 import argparse
 import collections
 import ctypes
+import hashlib
+import hmac
 import http.client
 import json
 import math
@@ -99,6 +130,22 @@ PROFILES = {
     # redis_failover, at least `failovers` times. The checker reads the final master's queue.
     "sentinel-short": dict(duration=45, clients=8, fault_rate=10.0, fast=True, give_up=20.0, quiesce=90.0,
                            redis="sentinel", failovers=3),
+    # PostgreSQL under Patroni (scripts/cluster.sh start --ha): three nodes n1..n3, each in a
+    # network namespace of its own, leader lock in etcd, synchronous_mode_strict, HAProxy routing
+    # to the leader, PgBouncer in front, two of each daemon. The faults are HA_FAULT_KINDS (each
+    # at least once, `leader_faults` rounds of the three leader faults) and app_kinds; the checker
+    # reads the provider's records and the final leader's database. The whole run happens inside
+    # a network namespace the suite makes (see run_in_netns).
+    "ha-short": dict(duration=100, clients=8, fault_rate=0.0, fast=False, give_up=30.0, quiesce=90.0,
+                     topology="ha", leader_faults=1, app_kinds=("api_kill_in_flight", "mock_drop")),
+    "ha-long": dict(duration=1200, clients=32, fault_rate=4.0, fast=False, give_up=30.0, quiesce=180.0,
+                    topology="ha", leader_faults=5,
+                    app_kinds=("api_kill", "api_kill_in_flight", "mock_fail", "mock_hang", "mock_drop",
+                               "enqueuer_kill", "completer_kill", "pgbouncer_restart")),
+    # The checker's self-test over the same cluster (with --plant-violations): one leader fault, so
+    # that the final leader is another node than the first, then the plants.
+    "ha-plant": dict(duration=30, clients=8, fault_rate=0.0, fast=False, give_up=30.0, quiesce=60.0,
+                     topology="ha", plan=("ha_kill_postgres",), app_kinds=()),
 }
 
 FAULT_KINDS = [
@@ -117,6 +164,18 @@ FAULT_KINDS = [
 CLUSTER_FAULT_KINDS = [
     "pgbouncer_restart",  # PgBouncer stopped (safe shutdown or kill -9), down a while, started
     "rolling_restart",  # SIGTERM, exit, start, UP behind HAProxy: api1, then api2; must go unseen
+]
+
+# Only over the Patroni cluster (topology "ha"). The first three take the leader away; each is
+# followed by a wait for a new leader and a synchronous standby (and the old leader back).
+HA_LEADER_FAULT_KINDS = [
+    "ha_kill_postgres",  # kill -9 of the leader's postmaster: Patroni fails over (primary_start_timeout 0)
+    "ha_kill_patroni",  # kill -9 of the leader's Patroni (its PostgreSQL keeps running): the lock
+                        # expires after ttl; Patroni started again once another node leads
+    "ha_partition",  # the leader's node cut off the network (etcd, replication, clients); healed later
+]
+HA_FAULT_KINDS = HA_LEADER_FAULT_KINDS + [
+    "ha_etcd_kill",  # kill -9 of one etcd member, started again a few seconds later: no failover
 ]
 
 
@@ -563,6 +622,211 @@ class Servers:
 
 
 # ---------------------------------------------------------------------------------------------
+# The Patroni cluster (scripts/cluster.sh start --ha)
+
+
+def http_get_json(host, port, path, timeout=2.0):
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        data = response.read()
+        return response.status, json.loads(data) if data else None
+    finally:
+        conn.close()
+
+
+def _host_port(address):
+    host, _, port = address.strip().strip("'\"").rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def parse_patroni_file(path):
+    """name, the REST API's and PostgreSQL's connect addresses of one node's Patroni file
+    (deploy/patroni.yml.in filled in): a line-based read of three keys, no YAML parser needed."""
+    name, rest, pg = None, None, None
+    section = None
+    with open(path) as f:
+        for line in f:
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if not line.startswith((" ", "\t")):
+                key, _, value = line.partition(":")
+                section = key.strip()
+                if section == "name":
+                    name = value.strip().strip("'\"")
+                continue
+            key, _, value = line.strip().partition(":")
+            if key == "connect_address" and section == "restapi":
+                rest = _host_port(value)
+            elif key == "connect_address" and section == "postgresql":
+                pg = _host_port(value)
+    return name, rest, pg
+
+
+class HAServers(Servers):
+    """PostgreSQL as scripts/cluster.sh --ha runs it: three Patroni nodes; the suite's queries go
+    straight to the node that leads at that moment (scripts/cluster.sh leader), never through
+    HAProxy or PgBouncer, so that the checker reads what the leader itself has. Redis as the
+    export lines say."""
+
+    def __init__(self, cluster_dir, slow):
+        Servers.__init__(self, cluster_dir, False, adopt=True)
+        self.cluster_dir = cluster_dir
+        self.slow = slow
+        self.nodes = {}  # n1 -> {"rest": (host, port), "pg": (host, port)}
+        self.pinned = None  # the node every query goes to (the final leader, while checking)
+        self.exports = {}
+
+    def configure(self, exports):
+        self.exports = exports
+        self.redis_url = exports["REDIS_URL"]
+        parsed = urllib.parse.urlparse(self.redis_url)
+        self.redis_host = parsed.hostname or "127.0.0.1"
+        self.redis_port = parsed.port or 6379
+        self.database_url = exports.get("DIRECT_DATABASE_URL") or exports["DATABASE_URL"]
+        self.pg_up = True
+        self.redis_up = True
+        self.discover()
+
+    def discover(self):
+        """Each node's addresses, from its Patroni file under the cluster's directory."""
+        for root, dirs, files in os.walk(self.cluster_dir):
+            if root.count(os.sep) - self.cluster_dir.count(os.sep) >= 3:
+                dirs[:] = []
+            if "logs" in dirs:
+                dirs.remove("logs")
+            for name in files:
+                if not name.endswith((".yml", ".yaml")) or "etcd" in name:
+                    continue
+                try:
+                    node, rest, pg = parse_patroni_file(os.path.join(root, name))
+                except (OSError, ValueError):
+                    continue
+                if node and rest and pg:
+                    self.nodes[node] = {"rest": rest, "pg": pg}
+        if not self.nodes:
+            raise HarnessError("no Patroni node files (restapi and postgresql connect_address) under %s"
+                               % self.cluster_dir)
+
+    def leader(self):
+        """The leading node as scripts/cluster.sh leader names it, or None."""
+        try:
+            result = run([CLUSTER, "leader", self.cluster_dir], timeout=20 * self.slow, check=False)
+        except subprocess.TimeoutExpired:
+            return None
+        name = result.stdout.decode().strip()
+        return name if result.returncode == 0 and name in self.nodes else None
+
+    def members(self):
+        """Patroni's view ({name: (role, state)}) from the first node whose REST API answers
+        GET /cluster with a leader in it (a node cut off answers nothing we can reach)."""
+        best = None
+        for node in sorted(self.nodes):
+            host, port = self.nodes[node]["rest"]
+            try:
+                status, data = http_get_json(host, port, "/cluster", timeout=1.5)
+            except (OSError, http.client.HTTPException, ValueError):
+                continue
+            if status != 200 or not isinstance(data, dict):
+                continue
+            view = {m.get("name"): (m.get("role"), m.get("state")) for m in data.get("members", [])}
+            if any(role == "leader" for role, _ in view.values()):
+                return view
+            best = best or view
+        return best or {}
+
+    def url_of(self, node):
+        host, port = self.nodes[node]["pg"]
+        return "postgresql://postgres@%s:%d/rocket_rides?connect_timeout=5" % (host, port)
+
+    def pin(self, timeout=60.0):
+        """Every query from here on goes to the node leading now, which must be no standby."""
+        deadline = time.time() + timeout * self.slow
+        while time.time() < deadline:
+            node = self.leader()
+            if node is not None:
+                self.pinned = node
+                try:
+                    if self.psql("SELECT pg_is_in_recovery()", timeout=20).strip() == "f":
+                        return node
+                except (HarnessError, subprocess.TimeoutExpired):
+                    pass
+                self.pinned = None
+            time.sleep(0.5)
+        raise HarnessError("no leader accepting writes within %.0fs" % (timeout * self.slow))
+
+    def psql(self, sql, timeout=60):
+        node = self.pinned or self.leader()
+        url = self.url_of(node) if node else self.database_url
+        result = run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url, "-c", sql], timeout=timeout)
+        return result.stdout.decode()
+
+    def redis_cli(self, *args, timeout=30, check=True):
+        return run(["redis-cli", "-h", self.redis_host, "-p", str(self.redis_port)] + list(args), timeout=timeout,
+                   check=check)
+
+    def stop(self):
+        pass  # scripts/cluster.sh stop
+
+
+class LeaderMonitor:
+    """Asks scripts/cluster.sh leader twice a second while the traffic runs: the timeline of
+    leaders (None while there is none, or none answers) from which failovers are counted."""
+
+    def __init__(self, servers, interval=0.5):
+        self.servers = servers
+        self.interval = interval
+        self.timeline = []  # (time, leader or None), one entry per change
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.thread = None
+
+    def start(self):
+        self.note(self.servers.leader())
+        self.thread = threading.Thread(target=self._run, name="leader-monitor", daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join(30)
+
+    def note(self, leader):
+        with self.lock:
+            if not self.timeline or self.timeline[-1][1] != leader:
+                self.timeline.append((time.time(), leader))
+                log("leader: %s" % (leader or "none"))
+
+    def _run(self):
+        while not self.done.is_set():
+            try:
+                self.note(self.servers.leader())
+            except Exception as e:  # a monitor that stops would undercount, never overcount
+                log("leader monitor: %s" % e)
+            self.done.wait(self.interval)
+
+    def changes(self):
+        """(time, old, new) for every change of leader from one node to another (a gap with
+        no leader between them does not count twice; the same leader back after a gap is none)."""
+        with self.lock:
+            timeline = list(self.timeline)
+        out = []
+        last = None
+        for t, leader in timeline:
+            if leader is None:
+                continue
+            if last is not None and leader != last:
+                out.append((t, last, leader))
+            last = leader
+        return out
+
+    def current(self):
+        with self.lock:
+            return self.timeline[-1][1] if self.timeline else None
+
+
+# ---------------------------------------------------------------------------------------------
 # Clients
 
 
@@ -637,6 +901,13 @@ class Traffic:
         # Every request that ended in a connection error, a timeout or a 5xx:
         # (sent, ended, status or None, key).
         self.client_errors = []
+        # Every 2xx a client got: (sent, ended, replayed), for the HA profiles' unavailability.
+        self.ok_times = []
+
+    def _ok(self, sent, status, replayed):
+        if status is not None and 200 <= status < 300:
+            with self.lock:
+                self.ok_times.append((sent, time.time(), replayed))
 
     def _note(self, sent, status, key):
         if status is None or status >= 500:
@@ -737,6 +1008,7 @@ class Traffic:
                 self._note(sent, status, key)
             record.last = time.time()
             record.statuses[status] += 1
+            self._ok(sent, status, response_headers.get("idempotent-replayed") == "true")
             # 409 (key in flight) and 429 (too many of this user's requests in progress) are
             # "retry later", not answers.
             if status is not None and (200 <= status < 300 or (400 <= status < 500 and status not in (409, 429))):
@@ -767,6 +1039,7 @@ class Traffic:
             self._note(sent, None, record.key)
             return
         self._note(sent, status, record.key)
+        self._ok(sent, status, response_headers.get("idempotent-replayed") == "true")
         if 200 <= status < 300 or (400 <= status < 500 and status not in (409, 429)):
             with self.lock:
                 record.extra.append((status, data, response_headers.get("idempotent-replayed") == "true"))
@@ -1265,8 +1538,18 @@ class Suite:
         os.chmod(self.work_dir, 0o755)
         self.log_dir = os.path.join(self.work_dir, "logs")
         os.makedirs(self.log_dir)
-        self.cluster = self.profile.get("topology") == "cluster"
-        if self.cluster:
+        # The HA profiles run over scripts/cluster.sh too (HAProxy, PgBouncer, members started by
+        # the script), with PostgreSQL under Patroni instead of one server.
+        self.ha = self.profile.get("topology") == "ha"
+        self.cluster = self.profile.get("topology") in ("cluster", "ha")
+        self.monitor = None
+        self.failover_events = []  # (kind, fault time, old leader, new leader or None, new leader seen)
+        self.ha_warnings = []
+        self.provider_key_secret = None
+        if self.ha:
+            self.cluster_dir = os.path.join(self.work_dir, "cluster")
+            self.servers = HAServers(self.cluster_dir, 1.0)
+        elif self.cluster:
             # scripts/cluster.sh's PostgreSQL is durable, whatever --fast says.
             self.cluster_dir = os.path.join(self.work_dir, "cluster")
             self.servers = Servers(self.cluster_dir, False, adopt=True)
@@ -1348,10 +1631,14 @@ class Suite:
              '[ -f "$3/cluster.conf" ] && "$2" stop "$3" >/dev/null 2>&1; exit 0',
              "guardian", str(os.getpid()), CLUSTER, self.cluster_dir],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
-        log("starting the cluster in %s (scripts/cluster.sh)" % self.cluster_dir)
+        argv = [CLUSTER, "start", self.cluster_dir, "--bin-dir", self.bin_dir]
+        if self.ha:
+            # Each node's etcd, Patroni and PostgreSQL in a namespace of its own, linked to a bridge
+            # in ours (run_in_netns made it; the script refuses the machine's own namespace).
+            argv += ["--ha", "--netns", self.args.netns_prefix] + (["--async"] if self.args.async_replicas else [])
+        log("starting the cluster in %s (%s)" % (self.cluster_dir, " ".join(["scripts/cluster.sh"] + argv[1:])))
         self.cluster_started = True
-        result = run([CLUSTER, "start", self.cluster_dir, "--bin-dir", self.bin_dir], env=env,
-                     timeout=300 * self.slow, check=False)
+        result = run(argv, env=env, timeout=(600 if self.ha else 300) * self.slow, check=False)
         if result.returncode != 0:
             raise HarnessError("scripts/cluster.sh start failed (exit %d): %s" % (
                 result.returncode, result.stderr.decode(errors="replace")[-3000:]))
@@ -1361,13 +1648,24 @@ class Suite:
                 name, _, value = line[len("export "):].partition("=")
                 exports[name] = value
         self.cluster_env = exports
-        self.servers.adopt(exports["DIRECT_DATABASE_URL"], exports["REDIS_URL"])
+        if self.ha:
+            self.servers.slow = self.slow
+            self.servers.configure(exports)
+            self.provider_key_secret = self.app_setting("PROVIDER_KEY_SECRET")
+        else:
+            self.servers.adopt(exports["DIRECT_DATABASE_URL"], exports["REDIS_URL"])
         self.mock_port = int(exports["STRIPE_MOCK_PORT"])
         self.front_port = int(exports["HAPROXY_PORT"])
-        self.stats_url = exports["HAPROXY_STATS_URL"]
-        log("HAProxy on %d (APIs %s, %s), PgBouncer on %d, PostgreSQL on %d, Redis on %d" % (
-            self.front_port, exports["API1_ADDRESS"], exports["API2_ADDRESS"], int(exports["PGBOUNCER_PORT"]),
-            self.servers.pg_port, self.servers.redis_port))
+        self.stats_url = exports.get("HAPROXY_STATS_URL")
+        if self.ha:
+            log("HAProxy on %d (APIs %s, %s), PgBouncer on %s, Patroni nodes %s, Redis on %d, provider keys %s" % (
+                self.front_port, exports["API1_ADDRESS"], exports["API2_ADDRESS"], exports.get("PGBOUNCER_PORT"),
+                ", ".join("%s=%s:%d" % ((n,) + self.servers.nodes[n]["pg"]) for n in sorted(self.servers.nodes)),
+                self.servers.redis_port, "derived (PROVIDER_KEY_SECRET)" if self.provider_key_secret else "random"))
+        else:
+            log("HAProxy on %d (APIs %s, %s), PgBouncer on %d, PostgreSQL on %d, Redis on %d" % (
+                self.front_port, exports["API1_ADDRESS"], exports["API2_ADDRESS"], int(exports["PGBOUNCER_PORT"]),
+                self.servers.pg_port, self.servers.redis_port))
 
         def member(name, port=None):
             return ClusterMember(self.cluster_dir, name, self.slow, port)
@@ -1379,7 +1677,32 @@ class Suite:
         self.haproxy = member("haproxy")
 
         user_env = dict(env, DATABASE_URL=exports["DATABASE_URL"], DATABASE_PREPARED_STATEMENTS="off")
+        if self.ha:
+            # Every setting the daemons run with (PROVIDER_KEY_SECRET too), as the script recorded them.
+            user_env.update(self.app_settings())
+            user_env["DATABASE_URL"] = exports["DATABASE_URL"]
         self.create_users(api, user_env)
+        if self.ha:
+            leader = self.wait_ha_healthy(timeout=120)
+            self.monitor = LeaderMonitor(self.servers)
+            self.monitor.start()
+            log("Patroni cluster healthy, %s leads: %s" % (leader, self.servers.members()))
+
+    def app_settings(self):
+        """DIR/app.env: the daemons' settings as scripts/cluster.sh recorded them (K=V lines)."""
+        settings = {}
+        try:
+            with open(os.path.join(self.cluster_dir, "app.env")) as f:
+                for line in f:
+                    name, sep, value = line.rstrip("\n").partition("=")
+                    if sep and name:
+                        settings[name] = value
+        except OSError:
+            pass
+        return settings
+
+    def app_setting(self, name):
+        return self.app_settings().get(name) or None
 
     def create_users(self, api, env):
         self.users = []
@@ -1489,6 +1812,8 @@ class Suite:
     # -- faults ---------------------------------------------------------------------------------
 
     def available_kinds(self):
+        if self.ha:
+            return list(HA_FAULT_KINDS) + list(self.profile.get("app_kinds", ()))
         kinds = list(FAULT_KINDS) + (list(CLUSTER_FAULT_KINDS) if self.cluster else [])
         if not self.enqueuers:
             kinds.remove("enqueuer_kill")
@@ -1510,7 +1835,9 @@ class Suite:
     def _inject(self, kind):
         rng = self.rng
         self.faults[kind] += 1
-        if kind in ("api_kill", "api_kill_in_flight"):
+        if kind in HA_FAULT_KINDS:
+            self.inject_ha(kind)
+        elif kind in ("api_kill", "api_kill_in_flight"):
             api = rng.choice(self.apis)
             if kind == "api_kill_in_flight":
                 # Charges take most of STRIPE_TIMEOUT: many are in flight when the process dies,
@@ -1579,6 +1906,144 @@ class Suite:
             d.start()
         else:
             raise AssertionError(kind)
+
+    # -- the Patroni cluster's faults -----------------------------------------------------------
+
+    def cluster_script(self, *args, timeout=120):
+        result = run([CLUSTER] + list(args), timeout=timeout * self.slow, check=False)
+        if result.returncode != 0:
+            raise HarnessError("scripts/cluster.sh %s failed (exit %d): %s" % (
+                " ".join(args), result.returncode, result.stderr.decode(errors="replace")[-2000:]))
+        return result.stdout.decode()
+
+    def ha_healthy(self, rejoin=None):
+        """(leader, view) if Patroni has a running leader and a synchronous standby (with
+        --async-replicas: a replica), and `rejoin`, if given, is back as a standby; else (None, view)."""
+        view = self.servers.members()
+        leaders = [n for n, (role, state) in view.items() if role == "leader" and state == "running"]
+        standby_roles = ("replica", "sync_standby") if self.args.async_replicas else ("sync_standby",)
+        standbys = [n for n, (role, state) in view.items()
+                    if role in standby_roles and state in ("running", "streaming")]
+        if len(leaders) != 1 or not standbys:
+            return None, view
+        if rejoin is not None and rejoin != leaders[0]:
+            role, state = view.get(rejoin, (None, None))
+            if role not in ("replica", "sync_standby") or state not in ("running", "streaming"):
+                return None, view
+        # scripts/cluster.sh must agree (it is what the monitor and the checker ask).
+        if self.servers.leader() != leaders[0]:
+            return None, view
+        return leaders[0], view
+
+    def wait_ha_healthy(self, timeout=90, rejoin=None):
+        """Until the cluster is healthy again (see ha_healthy); a warning, and a finding, if not
+        within the bound. Returns the leader (or None)."""
+        deadline = time.time() + timeout * self.slow
+        started = time.time()
+        view = {}
+        while time.time() < deadline:
+            leader, view = self.ha_healthy(rejoin)
+            if leader is not None:
+                if time.time() - started > 1.0:
+                    log("cluster healthy after %.1fs: %s" % (time.time() - started, view))
+                return leader
+            time.sleep(0.5)
+        text = "cluster not healthy %.0fs after a fault (leader and synchronous standby%s): %s" % (
+            timeout * self.slow, ", %s back" % rejoin if rejoin else "", view)
+        log("WARNING: " + text)
+        self.ha_warnings.append(text)
+        return self.servers.leader()
+
+    def wait_leader_change(self, old, since, timeout=60):
+        """Until a node other than `old` leads; the time it was first seen, or None."""
+        deadline = time.time() + timeout * self.slow
+        while time.time() < deadline:
+            leader = self.servers.leader()
+            if leader is not None and leader != old:
+                self.monitor.note(leader)
+                seen = next((t for t, _, new in self.monitor.changes() if t >= since and new != old), time.time())
+                log("failover: %s leads %.1fs after the fault (was %s)" % (leader, seen - since, old))
+                return leader, seen
+            time.sleep(0.2)
+        text = "no other node led within %.0fs of a fault of leader %s" % (timeout * self.slow, old)
+        log("WARNING: " + text)
+        self.ha_warnings.append(text)
+        return None, None
+
+    def inject_ha(self, kind):
+        rng = self.rng
+        old = self.wait_ha_healthy()
+        if old is None:
+            raise HarnessError("no leader to inject %s into" % kind)
+        index = old[1:]
+        if kind == "ha_etcd_kill":
+            member = "etcd%d" % rng.randint(1, 3)
+            down = rng.uniform(2.0, 6.0)
+            log("fault: kill -9 %s for %.1fs (leader %s)" % (member, down, old))
+            self.cluster_script("stop-member", self.cluster_dir, member, "--kill")
+            time.sleep(down)
+            self.cluster_script("start-member", self.cluster_dir, member)
+            self.wait_ha_healthy()
+            return
+        start = time.time()
+        if kind == "ha_kill_postgres":
+            log("fault: kill -9 of the leader's postgres (%s) with %d client requests in flight" % (
+                old, self.traffic.in_flight))
+            self.cluster_script("kill-postgres", self.cluster_dir, old)
+            new, seen = self.wait_leader_change(old, start)
+        elif kind == "ha_kill_patroni":
+            log("fault: kill -9 of the leader's Patroni (patroni%s on %s) with %d client requests in flight" % (
+                index, old, self.traffic.in_flight))
+            self.cluster_script("stop-member", self.cluster_dir, "patroni" + index, "--kill")
+            new, seen = self.wait_leader_change(old, start)
+            time.sleep(rng.uniform(0.5, 3.0))
+            log("starting patroni%s again" % index)
+            self.cluster_script("start-member", self.cluster_dir, "patroni" + index, timeout=180)
+        elif kind == "ha_partition":
+            log("fault: network partition of the leader %s with %d client requests in flight" % (
+                old, self.traffic.in_flight))
+            self.cluster_script("partition", self.cluster_dir, old)
+            try:
+                new, seen = self.wait_leader_change(old, start)
+                time.sleep(rng.uniform(1.0, 4.0))
+            finally:
+                log("healing %s" % old)
+                self.cluster_script("heal", self.cluster_dir, old)
+        else:
+            raise AssertionError(kind)
+        self.failover_events.append((kind, start, old, new, seen))
+        self.wait_ha_healthy(timeout=120, rejoin=old)
+
+    def run_ha_faults(self, duration):
+        """The HA profiles' faults, one at a time on a healthy cluster: every leader fault
+        `leader_faults` times and an etcd kill (one per two rounds), and the profile's other kinds
+        once each, in a random order; then random ones of all kinds at the fault rate until the
+        duration is up. The traffic runs at least `duration` and until the last fault's cluster is
+        healthy again, plus a few seconds to see clients served."""
+        start = time.time()
+        end = start + duration
+        rounds = self.profile.get("leader_faults", 1)
+        plan = list(self.profile.get("plan") or HA_LEADER_FAULT_KINDS * rounds + ["ha_etcd_kill"] * max(
+            1, rounds // 2) + list(self.profile.get("app_kinds", ())))
+        self.rng.shuffle(plan)
+        time.sleep(min(5.0, duration / 10))
+        slot = max(1.0, (duration * 0.8) / max(1, len(plan)))
+        for kind in plan:
+            slot_start = time.time()
+            self.check_daemons()
+            self.inject(kind)
+            remaining = slot - (time.time() - slot_start)
+            time.sleep(max(1.0, self.rng.uniform(1.0, max(1.0, remaining))))
+        kinds = self.available_kinds()
+        while self.args.fault_rate > 0:
+            gap = self.rng.expovariate(self.args.fault_rate / 60.0)
+            if time.time() + gap + 30 > end:
+                break
+            time.sleep(gap)
+            self.check_daemons()
+            self.inject(self.rng.choice(kinds))
+        self.wait_ha_healthy()
+        time.sleep(max(5.0, end - time.time()))
 
     def provider_slow(self, slow):
         """Tells the hostile client the provider is slow now, so that it floods."""
@@ -1979,8 +2444,239 @@ class Suite:
             result["restart_errors"] = restart_errors
         for e in self.unexpected_exits:
             findings["unexpected_exits"].append(e)
+        if self.ha:
+            result.update(self.check_ha(keys, rides, charges, findings))
         result.update(self.check_hostile(keys, rides, charges, findings))
         return result, findings, statuses, stats
+
+    # -- the HA checks --------------------------------------------------------------------------
+
+    def derived_charge_key(self, user_id, client_key):
+        """The provider key a derived-key build sends for a charge (common/payments/provider_key.cpp)."""
+        digest = hmac.new(self.provider_key_secret.encode(), ("charge\n%d\n%s" % (user_id, client_key)).encode(),
+                          hashlib.sha256).hexdigest()
+        return "rr-ch-" + digest
+
+    def acknowledged(self):
+        """What the clients were told: [(user id, client key, status, ride JSON, record)] for every
+        201 to POST /rides and 200 to a cancel a good client or the hostile flood got."""
+        out = []
+        for rec in self.traffic.records:
+            uid = self.user_ids[rec.user]
+            for status, body in [(rec.status, rec.body)] + [(st, b) for st, b, _ in rec.extra]:
+                if status in (200, 201) and body:
+                    try:
+                        ride = json.loads(body).get("ride") or {}
+                    except (ValueError, AttributeError):
+                        ride = {}
+                    out.append((uid, rec.key, status, ride, rec))
+        hostile_id = self.user_ids[self.hostile_user[0]]
+        for key, status, body in self.hostile.flood_answers:
+            if status == 201:
+                try:
+                    ride = json.loads(body).get("ride") or {}
+                except (ValueError, AttributeError):
+                    ride = {}
+                out.append((hostile_id, key, status, ride, None))
+        return out
+
+    def check_ha(self, keys, rides, charges, findings):
+        """Double charges and lost acknowledged writes, from the provider's records, the clients'
+        answers and the final leader's database (never the API's word):
+
+        - every charge at the provider is attributed to a client key: through the final database
+          (its provider key is a key row's, or its id a ride's), through an answer a client saw
+          (the charge id of a 201), through the derived provider key recomputed from the client's
+          key and user id (when the build derives them: PROVIDER_KEY_SECRET), or through its
+          description (the key row id it names, if that row is the charged customer's);
+          a client key with more than one charge is charged twice; a charge that the final database
+          does not know and that no client saw acknowledged counts as a double charge as well;
+        - every 201 a client saw has its ride in the final database, with that charge, under that
+          client's key, and the charge at the provider; every 200 to a cancel has its ride cancelled
+          with that refund."""
+        acked = self.acknowledged()
+        keys_by_payment = {k["payment_idempotency_key"]: k for k in keys}
+        keys_by_id = {k["id"]: k for k in keys}
+        rides_by_id = {r["id"]: r for r in rides}
+        rides_by_charge = {r["stripe_charge_id"]: r for r in rides if r["stripe_charge_id"]}
+        charges_by_id = {c["id"]: c for c in charges}
+        customer_of = {self.user_ids[u[0]]: u[1] for u in self.users}
+        customer_of[self.user_ids[self.hostile_user[0]]] = self.hostile_user[1]
+        seen = {}
+        for uid, key, status, ride, _rec in acked:
+            if status == 201 and ride.get("stripe_charge_id"):
+                seen[ride["stripe_charge_id"]] = (uid, key)
+        derived = {}
+        if self.provider_key_secret:
+            sent = {(self.user_ids[r.user], r.key) for r in self.traffic.records if r.ride_id is None}
+            sent |= {(self.user_ids[self.hostile_user[0]], k) for k in self.hostile.flood_keys}
+            for uid, key in sent:
+                derived[self.derived_charge_key(uid, key)] = (uid, key)
+        owners = collections.defaultdict(list)
+        double = 0
+        attributed = collections.Counter()
+        prefix = "Rocket Rides ride (request "
+        for c in charges:
+            k = keys_by_payment.get(c["idempotency_key"])
+            r = rides_by_charge.get(c["id"])
+            known = k is not None or r is not None
+            owner, how = None, None
+            if k is not None:
+                owner, how = (k["user_id"], k["idempotency_key"]), "final database (provider key)"
+            elif r is not None and keys_by_id.get(r["idempotency_key_id"]):
+                k2 = keys_by_id[r["idempotency_key_id"]]
+                owner, how = (k2["user_id"], k2["idempotency_key"]), "final database (ride)"
+            elif c["id"] in seen:
+                owner, how = seen[c["id"]], "a client's 201"
+            elif c["idempotency_key"] in derived:
+                owner, how = derived[c["idempotency_key"]], "derived provider key"
+            else:
+                desc = c.get("description", "")
+                if desc.startswith(prefix) and desc.endswith(")") and desc[len(prefix):-1].isdigit():
+                    k2 = keys_by_id.get(int(desc[len(prefix):-1]))
+                    if k2 is not None and customer_of.get(k2["user_id"]) == c.get("customer"):
+                        owner, how = (k2["user_id"], k2["idempotency_key"]), "description"
+            attributed[how or "nothing"] += 1
+            if not known and c["id"] not in seen:
+                double += 1
+                findings["double_charges"].append(
+                    "charge %s (provider key %s, customer %s, %r) is unknown to the final database and no client "
+                    "saw it acknowledged%s" % (c["id"], c["idempotency_key"], c.get("customer"), c.get("description"),
+                                               "; by its %s it is client key %s's" % (how, owner[1]) if owner else ""))
+                continue
+            if owner is not None:
+                owners[owner].append(c)
+        for (uid, key), group in sorted(owners.items()):
+            if len(group) > 1:
+                double += len(group) - 1
+                findings["double_charges"].append("client key %s (user %d) charged %d times: %s" % (
+                    key, uid, len(group), ", ".join("%s (provider key %s)" % (c["id"], c["idempotency_key"])
+                                                    for c in group)))
+        lost = 0
+        lost_keys = set()
+        for uid, key, status, ride, rec in acked:
+            if (uid, key) in lost_keys:
+                continue
+            problem = None
+            if status == 201:
+                r = rides_by_id.get(ride.get("id"))
+                k = keys_by_id.get(r["idempotency_key_id"]) if r else None
+                if r is None:
+                    problem = "ride %s is not in the final database" % ride.get("id")
+                elif r["stripe_charge_id"] != ride.get("stripe_charge_id"):
+                    problem = "ride %s records charge %s, the client saw %s" % (
+                        r["id"], r["stripe_charge_id"], ride.get("stripe_charge_id"))
+                elif k is None or (k["user_id"], k["idempotency_key"]) != (uid, key):
+                    problem = "ride %s belongs to key row %s, not to this client key" % (r["id"], r["idempotency_key_id"])
+                elif ride.get("stripe_charge_id") not in charges_by_id:
+                    problem = "charge %s of ride %s is not at the provider" % (ride.get("stripe_charge_id"), r["id"])
+            elif rec is not None and rec.ride_id is not None:
+                r = rides_by_id.get(rec.ride_id)
+                if r is None:
+                    problem = "cancelled ride %s is not in the final database" % rec.ride_id
+                elif not r["cancelled"] or r["stripe_refund_id"] != ride.get("stripe_refund_id"):
+                    problem = "ride %s: cancelled=%s refund %s, the client saw refund %s" % (
+                        r["id"], r["cancelled"], r["stripe_refund_id"], ride.get("stripe_refund_id"))
+            if problem:
+                lost += 1
+                lost_keys.add((uid, key))
+                findings["lost_acknowledged"].append("client key %s (user %d) answered %d: %s" % (
+                    key, uid, status, problem))
+        log("charges attributed by: %s" % ", ".join("%s=%d" % kv for kv in sorted(attributed.items())))
+        out = collections.OrderedDict()
+        out["failovers"] = len(self.monitor.changes()) if self.monitor else 0
+        out["double_charges"] = double
+        out["lost_acknowledged"] = lost
+        unavailable = self.unavailability()
+        out.update(unavailable)
+        out["final_leader"] = self.servers.pinned
+        out["leader_faults"] = len(self.failover_events)
+        out["acknowledged"] = len(acked)
+        return out
+
+    def unavailability(self):
+        """max_unavailable_s: the longest span of the traffic with no 2xx to any good client;
+        p50_unavailable_s: the median over the leader faults that moved the leader of the time from
+        the fault to the first 2xx that wrote (not a replay) to a request sent after the fault and
+        answered once the new leader was seen."""
+        with self.traffic.lock:
+            oks = sorted(self.traffic.ok_times, key=lambda o: o[1])
+        begin, end = self.traffic_window
+        longest, at, last = 0.0, begin, begin
+        for _sent, ended, _replayed in oks:
+            if ended < begin or ended > end:
+                continue
+            if ended - last > longest:
+                longest, at = ended - last, last
+            last = ended
+        if end - last > longest:
+            longest, at = end - last, last
+        spans = []
+        for kind, fault, old, new, seen in self.failover_events:
+            if new is None:
+                continue
+            first = next((ended for sent, ended, replayed in oks
+                          if sent >= fault and ended >= seen and not replayed), None)
+            if first is None:
+                log("unavailability: no 2xx after the %s of %s at %s" % (kind, old, _clock(fault)))
+                first = end
+            spans.append(first - fault)
+            log("unavailability: %s of %s at %s: %s leads after %.1fs, first 2xx after %.1fs" % (
+                kind, old, _clock(fault), new, seen - fault, first - fault))
+        log("longest span without a 2xx: %.1fs from %s" % (longest, _clock(at)))
+        spans.sort()
+        median = (spans[len(spans) // 2] if len(spans) % 2 else (spans[len(spans) // 2 - 1] + spans[len(spans) // 2]) / 2
+                  ) if spans else float("nan")
+        return collections.OrderedDict([("max_unavailable_s", "%.1f" % longest), ("p50_unavailable_s", "%.1f" % median)])
+
+    def ha_verdict(self, result, findings, summary, started, planted):
+        """The HA profiles' one line: RESULT PASS or FAIL, then the figures that decide it."""
+        failed = bool(findings)
+        head = ["RESULT %s" % ("FAIL" if failed else "PASS"), "seed=%d" % self.seed]
+        for name in ("failovers", "double_charges", "lost_acknowledged", "lost_jobs", "stuck_keys",
+                     "max_unavailable_s", "p50_unavailable_s"):
+            head.append("%s=%s" % (name, result[name]))
+        rest = " ".join("%s=%s" % kv for kv in result.items() if kv[0] not in (
+            "failovers", "double_charges", "lost_acknowledged", "lost_jobs", "stuck_keys", "max_unavailable_s",
+            "p50_unavailable_s"))
+        tail = ["replicas=%s" % ("async" if self.args.async_replicas else "sync"),
+                "findings=%s" % (",".join(sorted(findings)) or "none")]
+        if planted is not None:
+            caught = []
+            for name, needle in planted:
+                caught.append("%s:%s" % (name, "caught" if any(needle in f for f in findings.get(name, [])) else "MISSED"))
+            tail.append("planted=%s" % ",".join(caught))
+        print("%s %s %s elapsed=%.0fs" % (" ".join(head), rest, " ".join(tail), time.time() - started))
+        sys.stdout.flush()
+        return 1 if failed else 0
+
+    def plant_ha_violations(self):
+        """--plant-violations over the Patroni cluster: after quiescing, on the final leader and at
+        the provider, one extra charge for a client key the clients used (a second provider key,
+        as a lost commit's retry would make) and the deletion of a ride whose 201 a client saw.
+        The run must then print RESULT FAIL naming both; returns [(finding, what names it)]."""
+        acked = [(uid, key, ride, rec) for uid, key, status, ride, rec in self.acknowledged()
+                 if status == 201 and rec is not None and ride.get("id")]
+        cancelled = {rec.ride_id for rec in self.traffic.records if rec.ride_id is not None}
+        acked = [a for a in acked if a[2]["id"] not in cancelled]
+        if len(acked) < 2:
+            raise HarnessError("too few acknowledged rides to plant violations")
+        (uid, key, ride, rec), (uid2, key2, ride2, rec2) = acked[0], acked[-1]
+        row = self.servers.psql_json("SELECT id FROM idempotency_keys WHERE user_id = %d AND idempotency_key = '%s'"
+                                     % (uid, key.replace("'", "''")))
+        customer = next(u[1] for u in self.users if u[0] == rec.user)
+        body = urllib.parse.urlencode([("amount", "100"), ("currency", "usd"), ("customer", customer),
+                                       ("description", "Rocket Rides ride (request %s)" % (row[0]["id"] if row else 0))])
+        status, _, data = http_call(self.mock_port, "POST", "/v1/charges", body, {
+            "Authorization": "Bearer " + STRIPE_KEY, "Idempotency-Key": "planted-" + uuid.uuid4().hex,
+            "Content-Type": "application/x-www-form-urlencoded"}, timeout=10)
+        if status != 200:
+            raise HarnessError("planting a charge: %d %r" % (status, data[:200]))
+        charge = json.loads(data)["id"]
+        self.servers.psql("DELETE FROM rides WHERE id = %d" % int(ride2["id"]))
+        log("planted: a second charge %s for client key %s, ride %s of client key %s (acknowledged 201) deleted "
+            "from the final leader %s" % (charge, key, ride2["id"], key2, self.servers.pinned))
+        return [("double_charges", charge), ("lost_acknowledged", "ride %s " % ride2["id"])]
 
     # Faults during which the API may not answer at all, or HAProxy answers for it (502, 503 with
     # no API up, 504): a probe that overlaps one (plus a grace for health checks to notice the
@@ -1988,7 +2684,8 @@ class Suite:
     # A rolling restart counts only for probes straight to an API (that API is down a moment);
     # through HAProxy it must go unseen, as for the good clients (invariant 5). The provider,
     # Redis, enqueuer and completer faults never stop the API answering, so they excuse nothing.
-    EXCUSING_FAULTS = ("api_kill", "api_kill_in_flight", "pg_restart", "pgbouncer_restart", "rolling_restart")
+    EXCUSING_FAULTS = ("api_kill", "api_kill_in_flight", "pg_restart", "pgbouncer_restart", "rolling_restart",
+                       "ha_kill_postgres", "ha_kill_patroni", "ha_partition")
 
     def hostile_excused(self, rec):
         grace = 2.0 * self.slow
@@ -2133,7 +2830,12 @@ class Suite:
         self.hostile = Hostile(ports, [d.port for d in self.apis], self.hostile_user[2], self.seed, 2,
                                request_timeout, self.slow)
         self.hostile.start()
-        self.run_faults(args.duration)
+        self.traffic_window = [time.time(), None]
+        if self.ha:
+            self.run_ha_faults(args.duration)
+        else:
+            self.run_faults(args.duration)
+        self.traffic_window[1] = time.time()
         self.traffic.stop_new.set()
         self.hostile.stop_new.set()
         log("faults stopped (%s); waiting for clients to reach an answer or give up" % dict(self.faults))
@@ -2155,9 +2857,18 @@ class Suite:
         q_started = time.time()
         quiet = self.quiesce(self.profile["quiesce"] * self.slow)
         log("quiesced=%s in %.1fs" % (quiet, time.time() - q_started))
+        if self.monitor is not None:
+            self.monitor.stop()
+        if self.ha:
+            # The checker reads the final leader itself (and the provider's records), not the API.
+            final = self.servers.pin()
+            log("final leader %s; the checker reads its database" % final)
+        planted = None
         if self.args.plant_violations:
-            self.plant_violations()
+            planted = self.plant_ha_violations() if self.ha else self.plant_violations()
         result, findings, statuses, stats = self.check()
+        if self.ha and self.servers.leader() != self.servers.pinned:
+            findings["harness"].append("the leader changed while the checker read %s" % self.servers.pinned)
         log("client statuses: %s" % ", ".join("%s=%d" % (s if s is not None else "no_answer", n)
                                               for s, n in sorted(statuses.items(), key=lambda x: str(x[0]))))
         log("provider stats: %s" % json.dumps(stats))
@@ -2169,12 +2880,19 @@ class Suite:
         if self.faults["redis_failover"] < wanted_failovers:
             findings["coverage"].append("%d Redis failovers of the %d the profile asks for" % (
                 self.faults["redis_failover"], wanted_failovers))
+        if self.ha:
+            for text in self.ha_warnings:
+                findings["cluster_unhealthy"].append(text)
+            if result["failovers"] < 3:
+                findings["coverage"].append("%d leader changes observed, at least 3 wanted" % result["failovers"])
         failed = bool(findings)
         for name, items in sorted(findings.items()):
             log("FINDING %s (%d):" % (name, len(items)))
             for item in items[:20]:
                 log("  " + item)
         summary = " ".join("%s=%s" % kv for kv in result.items())
+        if self.ha:
+            return self.ha_verdict(result, findings, summary, started, planted)
         if self.args.plant_violations:
             # The checker must see each planted break; anything else it reports is a real one.
             expected = {"duplicates": 1, "orphan_charges": 1, "lost_jobs": 1, "stuck_keys": 1,
@@ -2295,6 +3013,96 @@ class Suite:
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
 
+def _ip(*args, timeout=30):
+    return subprocess.run(["ip"] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=timeout)
+
+
+def remove_netns(names):
+    """Kills what still runs in each namespace (only this run's processes ever run there) and
+    deletes it. Namespaces that are gone already are skipped."""
+    listed = _ip("netns", "list").stdout.decode()
+    present = {line.split()[0] for line in listed.splitlines() if line.strip()}
+    for name in names:
+        if name not in present:
+            continue
+        for _ in range(3):
+            pids = [int(p) for p in _ip("netns", "pids", name).stdout.decode().split() if p.isdigit()]
+            if not pids:
+                break
+            log("killing %d process(es) left in network namespace %s: %s" % (len(pids), name, pids))
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.5)
+        result = _ip("netns", "delete", name)
+        if result.returncode != 0:
+            log("ip netns delete %s: %s" % (name, result.stderr.decode(errors="replace").strip()))
+
+
+def run_in_netns(args, argv):
+    """The HA profiles run inside a network namespace of their own (scripts/cluster.sh --ha
+    --netns refuses the machine's initial one): this makes it (rrf<pid>, only lo, up), runs the
+    suite again inside it with --inside-netns, and deletes it afterwards whatever happens, with
+    the nodes' namespaces (rrf<pid>n1..3) if the cluster script left any. A guardian outside our
+    process tree does the same if this process is killed outright."""
+    name = "rrf%d" % os.getpid()
+    names = ["%sn%d" % (name, i) for i in (1, 2, 3)] + [name]
+    script = ('while kill -0 "$1" 2>/dev/null; do sleep 1; done; ip netns list | grep -q "^$2\\b" || exit 0; '
+              'for i in $(seq 1 120); do [ -z "$(ip netns pids "$2" 2>/dev/null)" ] && break; sleep 1; done; '
+              'for ns in "$2n1" "$2n2" "$2n3" "$2"; do ip netns pids "$ns" 2>/dev/null | xargs -r kill -9; '
+              'ip netns delete "$ns" 2>/dev/null; done; exit 0')
+    subprocess.run(["setsid", "-f", "sh", "-c", script, "netns-guardian", str(os.getpid()), name],
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+    child = None
+    stopping = []
+
+    def on_signal(signum, _frame):
+        stopping.append(signum)
+        if child is not None and child.poll() is None:
+            try:
+                child.send_signal(signal.SIGTERM)
+            except OSError:
+                pass
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, on_signal)
+    try:
+        for argv_ip in (["netns", "add", name], ["-n", name, "link", "set", "lo", "up"]):
+            result = _ip(*argv_ip)
+            if result.returncode != 0:
+                log("HARNESS ERROR: ip %s: %s" % (" ".join(argv_ip), result.stderr.decode(errors="replace").strip()))
+                return 2
+        log("running inside network namespace %s" % name)
+        inner = [sys.executable, os.path.abspath(__file__)] + list(argv) + [
+            "--inside-netns", "--netns-prefix", name, "--seed", str(args.seed)]
+        child = subprocess.Popen(["ip", "netns", "exec", name] + inner, stdin=subprocess.DEVNULL)
+        while True:
+            try:
+                return child.wait()
+            except Stop:
+                pass
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if child is not None and child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(timeout=300)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        # The inner run's own guardian stops the cluster if the inner run died outright: give it
+        # time to (the namespace empties), then kill whatever is left.
+        deadline = time.time() + 120
+        while time.time() < deadline and _ip("netns", "pids", name).stdout.strip():
+            time.sleep(1)
+        remove_netns(names)
+        log("network namespaces %s removed" % ", ".join(names))
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", choices=sorted(PROFILES), default="short")
@@ -2313,6 +3121,11 @@ def parse_args(argv):
                              "the checker reports every one")
     parser.add_argument("--allow-missing-daemons", action="store_true",
                         help="run without the enqueuer or the completer if they are not built")
+    parser.add_argument("--async-replicas", action="store_true",
+                        help="HA profiles: asynchronous replicas (scripts/cluster.sh start --ha --async), for the "
+                             "record: the checker should then find what a failover loses")
+    parser.add_argument("--inside-netns", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--netns-prefix", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     profile = PROFILES[args.profile]
     if args.duration is None:
@@ -2330,6 +3143,11 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
+    if PROFILES[args.profile].get("topology") == "ha" and not args.inside_netns:
+        if os.geteuid() != 0:
+            print("fault_suite: the HA profiles make network namespaces and need root", file=sys.stderr)
+            return 2
+        return run_in_netns(args, argv)
     print("fault_suite profile=%s seed=%d duration=%.0f clients=%d fault_rate=%.1f bin_dir=%s" % (
         args.profile, args.seed, args.duration, args.clients, args.fault_rate, os.path.abspath(args.bin_dir)))
     print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s" % (
@@ -2365,6 +3183,8 @@ def main(argv):
             suite.traffic.abort.set()
         if suite.hostile is not None:
             suite.hostile.abort.set()
+        if suite.monitor is not None:
+            suite.monitor.done.set()
         suite.cleanup(keep=args.keep or code != 0)
     return code
 
