@@ -239,8 +239,9 @@ launch() {
   shift 2
   local log=$dir/logs/$name.log
   local -a prefix=(setsid)
-  # In a node's network namespace (--netns): `ip netns exec` execs in place too.
-  if [ -n "${launch_netns:-}" ]; then prefix+=(ip netns exec "$launch_netns"); fi
+  # In a node's network namespace (--netns), entered through its holder process (node_netns):
+  # nsenter execs in place too.
+  if [ -n "${launch_netns:-}" ]; then prefix+=(nsenter "--net=/proc/$launch_netns/ns/net" --); fi
   if [ -n "$user" ] && [ "$(id -u)" -eq 0 ]; then
     prefix+=(setpriv "--reuid=$user" "--regid=$user" --init-groups)
   fi
@@ -618,7 +619,21 @@ node_address() {
   if [ -n "${NETNS_PREFIX:-}" ]; then echo "10.213.${NETNS_NET}.$((10 + $1))"; else echo 127.0.0.1; fi
 }
 
-node_netns() { if [ -n "${NETNS_PREFIX:-}" ]; then echo "${NETNS_PREFIX}n$1"; fi; }
+node_netns() {
+  # The pid of node N's namespace holder (--netns), through which everything enters that
+  # namespace; empty without --netns. Not the /run/netns/NAME file: that is a bind mount, which a
+  # command run later from another mount namespace (each `ip netns exec` makes one) does not see.
+  [ -n "${NETNS_PREFIX:-}" ] || return 0
+  member_pid "netns-n$1" || die "the holder of node n$1's network namespace is gone (stop and start the cluster)"
+}
+
+in_node() {
+  # in_node N COMMAND...: COMMAND inside node N's network namespace (here without --netns).
+  local n=$1 holder
+  shift
+  holder=$(node_netns "$n")
+  if [ -n "$holder" ]; then nsenter "--net=/proc/$holder/ns/net" -- "$@"; else "$@"; fi
+}
 
 rest_url() { echo "http://$(node_address "$1"):$(node_var "$1" REST_PORT)"; }
 
@@ -816,6 +831,9 @@ setup_netns() {
   ip link set "${p}br" up
   for n in 1 2 3; do
     ip netns add "${p}n$n"
+    # A process that lives in the namespace as long as the cluster: the way in for later commands.
+    setsid ip netns exec "${p}n$n" sleep infinity </dev/null >/dev/null 2>&1 &
+    record_pid "netns-n$n" "$!"
     ip -n "${p}n$n" link set lo up
     ip link add "${p}n${n}h" type veth peer name "${p}n${n}v" netns "${p}n$n"
     ip link set "${p}n${n}h" master "${p}br" up
@@ -828,8 +846,12 @@ teardown_netns() {
   [ -n "${NETNS_PREFIX:-}" ] || return 0
   local p=$NETNS_PREFIX n
   for n in 1 2 3; do
-    if [ -e "/run/netns/${p}n$n" ]; then ip netns del "${p}n$n" || say "could not remove namespace ${p}n$n"; fi
+    # The host end of the veth pair: deleting it deletes the node's end too.
     if ip link show "${p}n${n}h" >/dev/null 2>&1; then ip link del "${p}n${n}h" || true; fi
+    stop_members "netns-n$n"
+    # The namespace goes once nothing holds it: no process in it (all stopped above) and no
+    # bind mount (removed here; in a mount namespace that cannot see the mount, only the file).
+    if [ -e "/run/netns/${p}n$n" ]; then ip netns del "${p}n$n" 2>/dev/null || rm -f "/run/netns/${p}n$n"; fi
   done
   if ip link show "${p}br" >/dev/null 2>&1; then ip link del "${p}br" || say "could not remove bridge ${p}br"; fi
 }
@@ -842,7 +864,7 @@ partition_node() {
   if [ "$what" = heal ]; then state=up; fi
   # The node's end of its only link: it reaches nothing (etcd peers, the other nodes, HAProxy)
   # and nothing reaches it; its processes keep running.
-  ip -n "${NETNS_PREFIX}n$n" link set "${NETNS_PREFIX}n${n}v" "$state"
+  in_node "$n" ip link set "${NETNS_PREFIX}n${n}v" "$state"
   say "$node: link $state"
 }
 
