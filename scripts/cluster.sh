@@ -699,7 +699,8 @@ start_patroni() {
   local n=$1
   base_env /var/lib/postgresql
   launch_netns=$(node_netns "$n")
-  launch "patroni$n" postgres /usr/bin/patroni "$dir/patroni/n$n.yml"
+  # Debian's Patroni through deploy/patroni-run.py: the leader-key fix of Patroni 3.0.3 on 3.0.2.
+  launch "patroni$n" postgres /usr/bin/python3 "$repo/deploy/patroni-run.py" "$dir/patroni/n$n.yml"
   launch_netns=""
   # Up once its REST API answers (any status: a replica answers 503 on /).
   local _
@@ -886,14 +887,29 @@ kill_postgres() {
   say "$node: kill -9 of postgres (pid $pid)"
 }
 
+node_postmasters() {
+  # Every postmaster started on node N's data directory (argv "-D DIR/patroni/nN/data"), even one
+  # whose postmaster.pid or directory is gone (see docs/high-availability.md: Patroni 3.0.2 can
+  # lose track of one and remove its data directory under it).
+  local want=$dir/patroni/n$1/data f pid
+  for f in /proc/[0-9]*/cmdline; do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    if tr '\0' '\n' <"$f" 2>/dev/null | grep -q -x -F -e "$want"; then
+      case "$(tr '\0' ' ' <"$f" 2>/dev/null)" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
+    fi
+  done
+}
+
 stop_orphan_postgres() {
-  # A postgres left behind by a patroni killed with -9: immediate shutdown, then -9.
+  # A postgres left behind by a patroni killed with -9 (or lost by it): immediate shutdown, then -9.
   local n pid
   for n in 1 2 3; do
-    pid=$(postmaster_pid "$n") || continue
-    say "n$n: postgres (pid $pid) runs without its patroni: stopping it"
-    kill -QUIT "$pid" 2>/dev/null || true
-    wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+    for pid in $(node_postmasters "$n"); do
+      say "n$n: postgres (pid $pid) runs without its patroni: stopping it"
+      kill -QUIT "$pid" 2>/dev/null || true
+      wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
+    done
   done
 }
 
