@@ -137,7 +137,7 @@ PROFILES = {
     # reads the provider's records and the final leader's database. The whole run happens inside
     # a network namespace the suite makes (see run_in_netns).
     "ha-short": dict(duration=100, clients=8, fault_rate=0.0, fast=False, give_up=30.0, quiesce=90.0,
-                     topology="ha", leader_faults=1, app_kinds=("api_kill_in_flight", "mock_drop")),
+                     topology="ha", leader_faults=1, app_kinds=("api_kill_in_flight",)),
     "ha-long": dict(duration=1200, clients=32, fault_rate=4.0, fast=False, give_up=30.0, quiesce=180.0,
                     topology="ha", leader_faults=5,
                     app_kinds=("api_kill", "api_kill_in_flight", "mock_fail", "mock_hang", "mock_drop",
@@ -173,6 +173,9 @@ HA_LEADER_FAULT_KINDS = [
     "ha_kill_patroni",  # kill -9 of the leader's Patroni (its PostgreSQL keeps running): the lock
                         # expires after ttl; Patroni started again once another node leads
     "ha_partition",  # the leader's node cut off the network (etcd, replication, clients); healed later
+    "ha_standbys_lost",  # both standbys cut off a few seconds while the clients still reach the
+                         # leader, then kill -9 of the leader's postgres and the standbys healed:
+                         # what only the leader had is lost unless commits waited for a standby
 ]
 HA_FAULT_KINDS = HA_LEADER_FAULT_KINDS + [
     "ha_etcd_kill",  # kill -9 of one etcd member, started again a few seconds later: no failover
@@ -755,6 +758,11 @@ class HAServers(Servers):
                 self.pinned = None
             time.sleep(0.5)
         raise HarnessError("no leader accepting writes within %.0fs" % (timeout * self.slow))
+
+    def psql_node(self, node, sql, timeout=60):
+        result = run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", self.url_of(node), "-c", sql],
+                     timeout=timeout)
+        return result.stdout.decode()
 
     def psql(self, sql, timeout=60):
         node = self.pinned or self.leader()
@@ -1683,7 +1691,7 @@ class Suite:
             user_env["DATABASE_URL"] = exports["DATABASE_URL"]
         self.create_users(api, user_env)
         if self.ha:
-            leader = self.wait_ha_healthy(timeout=120)
+            leader = self.wait_ha_healthy()
             self.monitor = LeaderMonitor(self.servers)
             self.monitor.start()
             log("Patroni cluster healthy, %s leads: %s" % (leader, self.servers.members()))
@@ -1918,40 +1926,50 @@ class Suite:
                 " ".join(args), result.returncode, result.stderr.decode(errors="replace")[-2000:]))
         return result.stdout.decode()
 
-    def ha_healthy(self, rejoin=None):
-        """(leader, view) if Patroni has a running leader and a synchronous standby (with
-        --async-replicas: a replica), and `rejoin`, if given, is back as a standby; else (None, view)."""
+    def ha_healthy(self):
+        """(leader, view) if the cluster is whole again: one leader, running, that scripts/cluster.sh
+        names too, and every other node streaming from it (the leader's pg_stat_replication), one
+        of them synchronously (not with --async-replicas); else (None, view). Patroni's own view
+        says "running" for a standby that is not streaming yet, and a fault of the next leader
+        while one is still being rebuilt would find no standby to promote."""
         view = self.servers.members()
         leaders = [n for n, (role, state) in view.items() if role == "leader" and state == "running"]
-        standby_roles = ("replica", "sync_standby") if self.args.async_replicas else ("sync_standby",)
-        standbys = [n for n, (role, state) in view.items()
-                    if role in standby_roles and state in ("running", "streaming")]
-        if len(leaders) != 1 or not standbys:
+        if len(leaders) != 1 or self.servers.leader() != leaders[0]:
             return None, view
-        if rejoin is not None and rejoin != leaders[0]:
-            role, state = view.get(rejoin, (None, None))
-            if role not in ("replica", "sync_standby") or state not in ("running", "streaming"):
-                return None, view
-        # scripts/cluster.sh must agree (it is what the monitor and the checker ask).
-        if self.servers.leader() != leaders[0]:
+        leader = leaders[0]
+        try:
+            rows = self.servers.psql_node(leader, "SELECT application_name, state, sync_state FROM pg_stat_replication",
+                                          timeout=10)
+        except (HarnessError, subprocess.TimeoutExpired):
             return None, view
-        return leaders[0], view
+        streaming = {}
+        for line in rows.splitlines():
+            parts = line.split("|")
+            if len(parts) == 3 and parts[1] == "streaming":
+                streaming[parts[0]] = parts[2]
+        view = dict(view, replication=streaming)
+        others = set(self.servers.nodes) - {leader}
+        if not others <= set(streaming):
+            return None, view
+        if not self.args.async_replicas and not any(v in ("sync", "quorum") for v in streaming.values()):
+            return None, view
+        return leader, view
 
-    def wait_ha_healthy(self, timeout=90, rejoin=None):
-        """Until the cluster is healthy again (see ha_healthy); a warning, and a finding, if not
+    def wait_ha_healthy(self, timeout=120):
+        """Until the cluster is whole again (see ha_healthy); a warning, and a finding, if not
         within the bound. Returns the leader (or None)."""
         deadline = time.time() + timeout * self.slow
         started = time.time()
         view = {}
         while time.time() < deadline:
-            leader, view = self.ha_healthy(rejoin)
+            leader, view = self.ha_healthy()
             if leader is not None:
                 if time.time() - started > 1.0:
                     log("cluster healthy after %.1fs: %s" % (time.time() - started, view))
                 return leader
             time.sleep(0.5)
-        text = "cluster not healthy %.0fs after a fault (leader and synchronous standby%s): %s" % (
-            timeout * self.slow, ", %s back" % rejoin if rejoin else "", view)
+        text = "cluster not whole %.0fs after a fault (a leader, every other node streaming from it, one "\
+               "synchronously): %s" % (timeout * self.slow, view)
         log("WARNING: " + text)
         self.ha_warnings.append(text)
         return self.servers.leader()
@@ -2001,6 +2019,20 @@ class Suite:
             time.sleep(rng.uniform(0.5, 3.0))
             log("starting patroni%s again" % index)
             self.cluster_script("start-member", self.cluster_dir, "patroni" + index, timeout=180)
+        elif kind == "ha_standbys_lost":
+            standbys = sorted(n for n in self.servers.nodes if n != old)
+            cut = rng.uniform(2.0, 4.0)
+            log("fault: standbys %s cut off for %.1fs, then kill -9 of the leader's postgres (%s), with %d client "
+                "requests in flight" % (" and ".join(standbys), cut, old, self.traffic.in_flight))
+            try:
+                for node in standbys:
+                    self.cluster_script("partition", self.cluster_dir, node)
+                time.sleep(cut)
+                self.cluster_script("kill-postgres", self.cluster_dir, old)
+            finally:
+                for node in standbys:
+                    self.cluster_script("heal", self.cluster_dir, node)
+            new, seen = self.wait_leader_change(old, start)
         elif kind == "ha_partition":
             log("fault: network partition of the leader %s with %d client requests in flight" % (
                 old, self.traffic.in_flight))
@@ -2014,7 +2046,7 @@ class Suite:
         else:
             raise AssertionError(kind)
         self.failover_events.append((kind, start, old, new, seen))
-        self.wait_ha_healthy(timeout=120, rejoin=old)
+        self.wait_ha_healthy()
 
     def run_ha_faults(self, duration):
         """The HA profiles' faults, one at a time on a healthy cluster: every leader fault
@@ -2687,7 +2719,7 @@ class Suite:
     # through HAProxy it must go unseen, as for the good clients (invariant 5). The provider,
     # Redis, enqueuer and completer faults never stop the API answering, so they excuse nothing.
     EXCUSING_FAULTS = ("api_kill", "api_kill_in_flight", "pg_restart", "pgbouncer_restart", "rolling_restart",
-                       "ha_kill_postgres", "ha_kill_patroni", "ha_partition")
+                       "ha_kill_postgres", "ha_kill_patroni", "ha_partition", "ha_standbys_lost")
 
     def hostile_excused(self, rec):
         grace = 2.0 * self.slow
@@ -2732,13 +2764,22 @@ class Suite:
             status, api, body = first
             if not api and excused and status >= 500:
                 counts["excused"] += 1  # HAProxy's own 502/503/504 during a fault
+            elif status >= 500 and status != 503 and api and self.in_leader_fault(rec):
+                # The API's 500 while the leader changes (a node that HAProxy sends connections to
+                # a moment before it accepts writes: "read-only transaction"): counted and shown,
+                # not failed on; the HA profiles are about exactly-once (see the docs).
+                counts["failover_5xx"] += 1
+                if counts["failover_5xx"] <= 5:
+                    log("NOTE: %s %s-%s: %d from the API during a leader change: %r" % (
+                        rec.kind, _clock(rec.sent), _clock(rec.ended or rec.sent), status, body[:160]))
             elif status >= 500 and status != 503:
                 finding("5xx", rec, "%d from %s: %r" % (status, "the API" if api else "HAProxy", body[:200]))
             elif status not in rec.expected and not (status == 503 and rec.kind not in ("smuggle", "long_method")):
                 finding("wrong_status", rec, "%d from %s, expected %s: %r" % (
                     status, "the API" if api else "HAProxy", sorted(rec.expected)[:6], body[:200]))
             for status, api, body in rec.answers[1:]:
-                if status >= 500 and status != 503 and (api or not excused):
+                if status >= 500 and status != 503 and (api or not excused) and not (
+                        api and self.in_leader_fault(rec)):
                     finding("5xx", rec, "later answer %d from %s: %r" % (status, "the API" if api else "HAProxy",
                                                                          body[:200]))
             if rec.strict:
@@ -2810,7 +2851,18 @@ class Suite:
         result["hostile_no_answer"] = counts["no_answer"]
         result["hostile_rows"] = len(bad_rows)
         result["hostile_mismatched_answers"] = mismatched
+        if self.ha:
+            result["hostile_failover_5xx"] = counts["failover_5xx"]
         return result
+
+    def in_leader_fault(self, rec):
+        """Whether a probe overlaps an HA fault that moves the leader (plus a grace)."""
+        if not self.ha:
+            return False
+        grace = 2.0 * self.slow
+        ended = rec.ended if rec.ended is not None else rec.sent
+        return any(kind in HA_LEADER_FAULT_KINDS and rec.sent <= end + grace and ended >= start
+                   for kind, start, end in self.fault_windows)
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -3154,9 +3206,10 @@ def main(argv):
         return run_in_netns(args, argv)
     print("fault_suite profile=%s seed=%d duration=%.0f clients=%d fault_rate=%.1f bin_dir=%s" % (
         args.profile, args.seed, args.duration, args.clients, args.fault_rate, os.path.abspath(args.bin_dir)))
-    print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s" % (
+    print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s%s%s" % (
         os.path.relpath(os.path.abspath(__file__)), args.profile, args.seed, args.duration, args.clients,
-        args.fault_rate, os.path.abspath(args.bin_dir)))
+        args.fault_rate, os.path.abspath(args.bin_dir), " --async-replicas" if args.async_replicas else "",
+        " --plant-violations" if args.plant_violations else ""))
     sys.stdout.flush()
 
     def on_signal(signum, _frame):
