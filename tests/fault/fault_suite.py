@@ -1928,10 +1928,11 @@ class Suite:
 
     def ha_healthy(self):
         """(leader, view) if the cluster is whole again: one leader, running, that scripts/cluster.sh
-        names too, and every other node streaming from it (the leader's pg_stat_replication), one
-        of them synchronously (not with --async-replicas); else (None, view). Patroni's own view
-        says "running" for a standby that is not streaming yet, and a fault of the next leader
-        while one is still being rebuilt would find no standby to promote."""
+        names too, every other node streaming from it (the leader's pg_stat_replication), and
+        (not with --async-replicas) Patroni's synchronous standby among them, streaming
+        synchronously; else (None, view). Patroni's own view says "running" for a standby that is
+        not streaming yet, and a fault of the next leader while one is still being rebuilt would
+        find no standby to promote."""
         view = self.servers.members()
         leaders = [n for n, (role, state) in view.items() if role == "leader" and state == "running"]
         if len(leaders) != 1 or self.servers.leader() != leaders[0]:
@@ -1947,13 +1948,19 @@ class Suite:
             parts = line.split("|")
             if len(parts) == 3 and parts[1] == "streaming":
                 streaming[parts[0]] = parts[2]
-        view = dict(view, replication=streaming)
+        replication = dict(view, replication=streaming)
         others = set(self.servers.nodes) - {leader}
         if not others <= set(streaming):
-            return None, view
-        if not self.args.async_replicas and not any(v in ("sync", "quorum") for v in streaming.values()):
-            return None, view
-        return leader, view
+            return None, replication
+        # The synchronous standby as Patroni designates it (its /sync key: the only node it will
+        # promote), streaming synchronously. PostgreSQL alone is not enough: while the leader has
+        # none designated (a standby just restarted), synchronous_standby_names is '*' and
+        # pg_stat_replication calls the first standby "sync", yet Patroni has no candidate and a
+        # leader fault then finds no failover ("members list is empty").
+        if not self.args.async_replicas and not any(
+                view.get(n, (None, None))[0] == "sync_standby" and streaming.get(n) == "sync" for n in others):
+            return None, replication
+        return leader, replication
 
     def wait_ha_healthy(self, timeout=120):
         """Until the cluster is whole again (see ha_healthy); a warning, and a finding, if not
