@@ -940,6 +940,17 @@ for role in ("sync_standby", "replica"):
 sys.exit(1)') || die "$what: no standby to promote"
   fi
   [ "$candidate" != "$old" ] || die "$what: $candidate is the leader already"
+  if [ "${ASYNC:-}" != 1 ]; then
+    # Patroni refuses any other (a 503 with "candidate does not match with sync_standbys").
+    local sync
+    sync=$(printf '%s' "$json" | python3 -c '
+import json, sys
+print(" ".join(m["name"] for m in json.load(sys.stdin)["members"] if m["role"] == "sync_standby"))')
+    case " $sync " in
+      *" $candidate "*) ;;
+      *) die "$what: in synchronous mode only the synchronous standby (${sync:-none now}) may be promoted, not $candidate" ;;
+    esac
+  fi
   local body
   if [ "$what" = switchover ]; then body="{\"leader\": \"$old\", \"candidate\": \"$candidate\"}"
   else body="{\"candidate\": \"$candidate\"}"
