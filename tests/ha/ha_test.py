@@ -14,8 +14,7 @@ As root (where `ip netns` works) it runs in a network namespace of its own, and 
 --netns, so that each node is in a namespace of its own too; then it also kills the leader's
 patroni (its postgres keeps running; started again, it rejoins) and, with --partition, partitions
 the leader (a new leader serves; the row written meanwhile is still there once the old leader is
-back). --partition is not in the test command: one run in four here had no standby promote for
-over a minute after it (docs/high-availability.md, "Open").
+back). --partition is not in the test command only for time (about 35 s more).
 
   tests/ha/ha_test.py --bin-dir build/bin [--keep] [--partition] [--no-netns]
 """
