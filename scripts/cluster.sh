@@ -895,8 +895,9 @@ node_postmasters() {
   for f in /proc/[0-9]*/cmdline; do
     pid=${f#/proc/}
     pid=${pid%/cmdline}
-    if tr '\0' '\n' <"$f" 2>/dev/null | grep -q -x -F -e "$want"; then
-      case "$(tr '\0' ' ' <"$f" 2>/dev/null)" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
+    # (2>/dev/null first: a process gone meanwhile fails the redirection of its cmdline.)
+    if tr '\0' '\n' 2>/dev/null <"$f" | grep -q -x -F -e "$want"; then
+      case "$(tr '\0' ' ' 2>/dev/null <"$f")" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
     fi
   done
 }
@@ -1005,6 +1006,10 @@ else:
 
 start_all_ha() {
   local bin_dir=$1 n var
+  if [ -d "$dir/etcd" ] || [ -d "$dir/patroni" ]; then
+    # New ports each start, and etcd members keep their peers' old addresses in their data.
+    die "$dir holds the data of a stopped HA cluster, which start does not reuse: use a new DIR (or remove $dir/etcd and $dir/patroni)"
+  fi
   PG_BIN_DIR=/usr/lib/postgresql/15/bin
   [ -x "$PG_BIN_DIR/postgres" ] || die "PostgreSQL 15 missing ($PG_BIN_DIR)"
   taken_ports=" "
