@@ -74,6 +74,31 @@ BOOST_AUTO_TEST_CASE(missing_stripe_key_is_named) {
   BOOST_TEST(failing_variable([&] { rr::config::PaymentSettings::from_env(env); }) == "STRIPE_API_KEY");
 }
 
+BOOST_AUTO_TEST_CASE(a_live_stripe_key_refuses_a_missing_or_short_provider_key_secret) {
+  for (const char* live : {"sk_live_abc", "rk_live_abc"}) {
+    auto missing = Environment::from_map({{"STRIPE_API_KEY", live}});
+    BOOST_TEST(failing_variable([&] { rr::config::PaymentSettings::from_env(missing); }) == "PROVIDER_KEY_SECRET",
+               live);
+    auto short_secret =
+        Environment::from_map({{"STRIPE_API_KEY", live}, {"PROVIDER_KEY_SECRET", std::string(31, 's')}});
+    BOOST_TEST(failing_variable([&] { rr::config::PaymentSettings::from_env(short_secret); }) == "PROVIDER_KEY_SECRET",
+               live);
+    auto enough = Environment::from_map({{"STRIPE_API_KEY", live}, {"PROVIDER_KEY_SECRET", std::string(32, 's')}});
+    auto settings = rr::config::PaymentSettings::from_env(enough);
+    BOOST_TEST(settings.provider_key_secret == std::string(32, 's'));
+    BOOST_TEST(!settings.development_provider_key_secret);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_test_stripe_key_without_a_secret_derives_from_the_development_secret) {
+  auto settings = rr::config::PaymentSettings::from_env(Environment::from_map({{"STRIPE_API_KEY", "sk_test_x"}}));
+  BOOST_TEST(settings.provider_key_secret == rr::config::kDevelopmentProviderKeySecret);
+  BOOST_TEST(settings.development_provider_key_secret);
+  // A live-looking word elsewhere in a test key is not a live key.
+  BOOST_TEST(!rr::config::is_live_stripe_key("sk_test_sk_live_"));
+  BOOST_TEST(rr::config::is_live_stripe_key("sk_live_x"));
+}
+
 BOOST_AUTO_TEST_CASE(bad_seconds_values_are_rejected) {
   for (const char* bad : {"abc", "-1", "1e3", "0x10", "nan", "inf", "10s", " 5", "0"}) {
     auto env = Environment::from_map({{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", bad}});
