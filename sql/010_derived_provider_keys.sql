@@ -9,6 +9,14 @@
 -- rides_create_with_key of 008 with one argument more, the key to store; the 12-argument function
 -- stays for binaries built before this migration.
 
+-- The column's UNIQUE goes. A derived key is unique because (user_id, idempotency_key) is, so the
+-- constraint no longer guards against anything, and it breaks a race: two first requests with the
+-- same key both pass the ON CONFLICT (user_id, idempotency_key) pre-check, one commits, and the
+-- other's insert then meets the same derived key in this index (checked before the arbiter's, it
+-- is older) and fails with a unique violation instead of doing nothing (the fault suite's flood
+-- got 500s from it). One index fewer to write per new key, too.
+ALTER TABLE idempotency_keys DROP CONSTRAINT idempotency_keys_payment_idempotency_key_key;
+
 CREATE OR REPLACE FUNCTION rides_create_with_key(p_user_id bigint, p_idempotency_key text, p_method text, p_path text,
                                                  p_params jsonb, p_origin_ip text, p_lock_token uuid,
                                                  p_lock_timeout float8, p_origin_lat numeric, p_origin_lon numeric,
@@ -78,7 +86,10 @@ $$;
 -- (the random default of 005 is never sent any more). Fenced by the caller's transaction.
 CREATE OR REPLACE FUNCTION rides_store_refund_key(p_ride_id bigint, p_user_id bigint, p_refund_idempotency_key text)
 RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Nothing is written when the key is already there (every retry of the refund).
     UPDATE rides SET refund_idempotency_key = p_refund_idempotency_key
     WHERE id = p_ride_id AND user_id = p_user_id AND refund_idempotency_key IS DISTINCT FROM p_refund_idempotency_key;
+END;
 $$;

@@ -19,7 +19,8 @@ inline constexpr db::Statement kRefundTarget{"rides_refund_target", "SELECT * FR
 
 // Stores the refund's derived provider key on the ride (sql/010_derived_provider_keys.sql).
 //   $1 ride id  $2 user id  $3 refund idempotency key
-inline constexpr db::Statement kStoreRefundKey{"rides_store_refund_key", "SELECT rides_store_refund_key($1, $2, $3)"};
+inline constexpr db::Statement kStoreRefundKey{"rides_store_refund_key",
+                                               "SELECT * FROM rides_store_refund_key($1, $2, $3)"};
 
 // Cancels the ride with its refund (unless it already is), stages the cancellation receipt and
 // the audit record once; returns the ride.
