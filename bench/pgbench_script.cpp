@@ -157,9 +157,11 @@ void create_with_key(Script& s, const std::string& key_variable) {
   request.path = kPath;
   request.params_json = rr::rides::to_json(bench_params());
   request.origin_ip = kOriginIp;
-  // The key's id and payment idempotency key become :k_id and :k_payment_idempotency_key.
+  // The key's id and payment idempotency key become :k_id and :k_payment_idempotency_key. The
+  // API stores an HMAC of the key as its provider key (computed in the API, not in PostgreSQL);
+  // here the key itself stands for it, the one per-transaction value that is unique per key.
   one_trip(s, "the key and its ride (or the key found), one round trip",
-           rr::rides::create_ride_call(request, kSentinelToken, std::stod(kLockTimeoutSeconds)),
+           rr::rides::create_ride_call(request, kSentinelToken, std::stod(kLockTimeoutSeconds), kSentinelKey),
            variables(key_variable), "k_");
 }
 

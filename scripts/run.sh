@@ -23,6 +23,15 @@ if ! token=$(build/bin/rocket-rides-api user create --email "$demo_email" --stri
   token=$(build/bin/rocket-rides-api user token --email "$demo_email")
 fi
 
+# The secret the provider idempotency keys derive from (PROVIDER_KEY_SECRET): 32 random bytes,
+# made once and kept in .local/ beside the database, because a new secret on an old database would
+# change the provider keys of its unfinished requests.
+provider_key_secret_file=.local/provider-key-secret
+if [[ ! -s $provider_key_secret_file ]]; then
+  (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$provider_key_secret_file.new")
+  mv "$provider_key_secret_file.new" "$provider_key_secret_file"
+fi
+
 api_port=${API_PORT:-5000}
 mock_port=${STRIPE_MOCK_PORT:-12111}
 # Demo settings: the completer's thresholds are shortened so abandoned requests are finished
@@ -37,6 +46,7 @@ source scripts/env-file.sh
   env_file_line STRIPE_MOCK_PORT "$mock_port"
   env_file_line STRIPE_API_BASE "http://127.0.0.1:$mock_port"
   env_file_line STRIPE_API_KEY sk_test_rocket_rides_demo
+  env_file_line PROVIDER_KEY_SECRET "$(cat "$provider_key_secret_file")"
   env_file_line STRIPE_TIMEOUT 2
   env_file_line IDEMPOTENCY_KEY_LOCK_TIMEOUT 10
   env_file_line COMPLETER_MIN_AGE 15

@@ -9,6 +9,7 @@
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
 #include "common/http/connection_limit.hpp"
+#include "common/maintenance/reaper_settings.hpp"
 
 using rr::config::ConfigError;
 using rr::config::Environment;
@@ -72,6 +73,48 @@ BOOST_AUTO_TEST_CASE(payment_base_loses_trailing_slashes) {
 BOOST_AUTO_TEST_CASE(missing_stripe_key_is_named) {
   auto env = Environment::from_map({});
   BOOST_TEST(failing_variable([&] { rr::config::PaymentSettings::from_env(env); }) == "STRIPE_API_KEY");
+}
+
+BOOST_AUTO_TEST_CASE(a_live_stripe_key_refuses_a_missing_or_short_provider_key_secret) {
+  for (const char* live : {"sk_live_abc", "rk_live_abc"}) {
+    auto missing = Environment::from_map({{"STRIPE_API_KEY", live}});
+    BOOST_TEST(failing_variable([&] { rr::config::PaymentSettings::from_env(missing); }) == "PROVIDER_KEY_SECRET",
+               live);
+    auto short_secret =
+        Environment::from_map({{"STRIPE_API_KEY", live}, {"PROVIDER_KEY_SECRET", std::string(31, 's')}});
+    BOOST_TEST(failing_variable([&] { rr::config::PaymentSettings::from_env(short_secret); }) == "PROVIDER_KEY_SECRET",
+               live);
+    auto enough = Environment::from_map({{"STRIPE_API_KEY", live}, {"PROVIDER_KEY_SECRET", std::string(32, 's')}});
+    auto settings = rr::config::PaymentSettings::from_env(enough);
+    BOOST_TEST(settings.provider_key_secret == std::string(32, 's'));
+    BOOST_TEST(!settings.development_provider_key_secret);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_test_stripe_key_without_a_secret_derives_from_the_development_secret) {
+  auto settings = rr::config::PaymentSettings::from_env(Environment::from_map({{"STRIPE_API_KEY", "sk_test_x"}}));
+  BOOST_TEST(settings.provider_key_secret == rr::config::kDevelopmentProviderKeySecret);
+  BOOST_TEST(settings.development_provider_key_secret);
+  // A live-looking word elsewhere in a test key is not a live key.
+  BOOST_TEST(!rr::config::is_live_stripe_key("sk_test_sk_live_"));
+  BOOST_TEST(rr::config::is_live_stripe_key("sk_live_x"));
+}
+
+BOOST_AUTO_TEST_CASE(reaper_max_age_below_the_providers_key_window_is_refused_with_the_reason) {
+  auto with_max_age = [](const char* seconds) {
+    return Environment::from_map({{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"REAPER_MAX_AGE", seconds}});
+  };
+  for (const char* too_short : {"3600", "86400", "89999"}) {
+    auto env = with_max_age(too_short);
+    try {
+      rr::maintenance::ReaperSettings::from_env(env);
+      BOOST_ERROR(too_short << " was accepted");
+    } catch (const ConfigError& e) {
+      BOOST_TEST(e.variable() == "REAPER_MAX_AGE");
+      BOOST_TEST(e.problem().find("24 h") != std::string::npos, e.problem());
+    }
+  }
+  BOOST_TEST(rr::maintenance::ReaperSettings::from_env(with_max_age("90000")).max_age.count() == 90000 * 1000);
 }
 
 BOOST_AUTO_TEST_CASE(bad_seconds_values_are_rejected) {

@@ -106,6 +106,16 @@ BOOST_AUTO_TEST_CASE(each_key_gets_its_own_payment_idempotency_key) {
   BOOST_TEST(db.scalar("SELECT bool_and(payment_idempotency_key LIKE 'rr-%') FROM idempotency_keys") == "t");
 }
 
+BOOST_AUTO_TEST_CASE(a_new_keys_insert_has_no_unique_index_besides_its_conflict_target) {
+  // Two first requests with one key race past ON CONFLICT (user_id, idempotency_key)'s pre-check;
+  // a second unique index over what the key determines (its derived payment_idempotency_key) would
+  // then fail the loser with a unique violation instead of letting it do nothing.
+  BOOST_TEST(db.scalar("SELECT string_agg(pg_get_indexdef(indexrelid), ' ; ' ORDER BY indexrelid) FROM pg_index "
+                       "WHERE indrelid = 'idempotency_keys'::regclass AND indisunique AND NOT indisprimary") ==
+             "CREATE UNIQUE INDEX idempotency_keys_user_id_idempotency_key ON public.idempotency_keys USING btree "
+             "(user_id, idempotency_key)");
+}
+
 BOOST_AUTO_TEST_CASE(an_unfinished_key_cannot_carry_a_response_code) {
   // The completer finds unfinished keys by response_code IS NULL: a code on one would hide it.
   BOOST_REQUIRE(insert_key(alice, "half-done-0000000000000"));
@@ -180,7 +190,7 @@ BOOST_AUTO_TEST_CASE(coordinates_out_of_range_are_refused) {
 BOOST_AUTO_TEST_CASE(every_request_statement_calls_the_function_of_its_name) {
   namespace idem = rr::idempotency::statements;
   namespace rides = rr::rides::statements;
-  const std::array<rr::db::Statement, 12> all{idem::kFindOrCreate,
+  const std::array<rr::db::Statement, 13> all{idem::kFindOrCreate,
                                               idem::kLockById,
                                               idem::kUnlock,
                                               idem::kFence,
@@ -191,6 +201,7 @@ BOOST_AUTO_TEST_CASE(every_request_statement_calls_the_function_of_its_name) {
                                               rides::kStageReceiptForKey,
                                               rides::kCancelBegin,
                                               rides::kRefundTarget,
+                                              rides::kStoreRefundKey,
                                               rides::kRecordRefund};
   for (const auto& statement : all) {
     std::string_view sql = statement.sql;

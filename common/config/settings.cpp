@@ -22,7 +22,23 @@ PaymentSettings PaymentSettings::from_env(const Environment& env) {
   while (settings.api_base.ends_with('/')) settings.api_base.pop_back();
   settings.api_key = env.required_string("STRIPE_API_KEY");
   settings.timeout = env.seconds("STRIPE_TIMEOUT", 10, 0.05, 300);
+  auto secret = env.get("PROVIDER_KEY_SECRET");
+  if (is_live_stripe_key(settings.api_key) && (!secret || secret->size() < kMinProviderKeySecretBytes)) {
+    // A short secret makes guessable provider keys, and a missing one would mean the development
+    // secret, the same in every deployment: neither may charge real cards.
+    std::string needed =
+        "at least " + std::to_string(kMinProviderKeySecretBytes) +
+        " bytes are required when STRIPE_API_KEY is a live key (it keys the provider idempotency keys)";
+    throw ConfigError("PROVIDER_KEY_SECRET",
+                      secret ? "is " + std::to_string(secret->size()) + " bytes; " + needed : "is not set; " + needed);
+  }
+  settings.provider_key_secret = secret.value_or(kDevelopmentProviderKeySecret);
+  settings.development_provider_key_secret = !secret;
   return settings;
+}
+
+bool is_live_stripe_key(std::string_view api_key) {
+  return api_key.starts_with("sk_live_") || api_key.starts_with("rk_live_");
 }
 
 WorkflowSettings WorkflowSettings::from_env(const Environment& env) {

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/config/environment.hpp"
 #include "common/db/session_options.hpp"
@@ -24,12 +26,26 @@ struct RedisSettings {
   static RedisSettings from_env(const Environment& env);
 };
 
+inline constexpr std::size_t kMinProviderKeySecretBytes = 32;
+// Public, so never a production secret: only for test-mode provider keys.
+inline constexpr const char* kDevelopmentProviderKeySecret = "rocket-rides-development-provider-key-secret";
+
 struct PaymentSettings {
   std::string api_base;               // STRIPE_API_BASE, default https://api.stripe.com
   std::string api_key;                // STRIPE_API_KEY, required
   std::chrono::milliseconds timeout;  // STRIPE_TIMEOUT seconds, default 10: connect plus response
+  // PROVIDER_KEY_SECRET: keys the HMAC that derives the idempotency keys sent to the provider
+  // (common/payments/provider_key.hpp), so each deployment's keys are its own. Required, at least
+  // kMinProviderKeySecretBytes, when STRIPE_API_KEY is a live key; unset in test mode, the fixed
+  // kDevelopmentProviderKeySecret (and development_provider_key_secret says so), as it is for
+  // settings a test builds by hand.
+  std::string provider_key_secret = kDevelopmentProviderKeySecret;
+  bool development_provider_key_secret = true;
   static PaymentSettings from_env(const Environment& env);
 };
+
+// sk_live_... or rk_live_...: a key that moves real money.
+bool is_live_stripe_key(std::string_view api_key);
 
 struct WorkflowSettings {
   std::chrono::milliseconds lock_timeout;  // IDEMPOTENCY_KEY_LOCK_TIMEOUT seconds, default 90

@@ -11,7 +11,7 @@ struct ChargeRequest {
   std::string currency = "usd";
   std::string customer;  // the user's stripe_customer_id
   std::string description;
-  std::string idempotency_key;  // the key row's payment_idempotency_key, same on every attempt
+  std::string idempotency_key;  // the key row's payment_idempotency_key (provider_key.hpp), same on every attempt
 };
 
 struct ChargeOutcome {

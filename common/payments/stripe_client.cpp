@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/base/log.hpp"
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "common/payments/provider_answer.hpp"
@@ -36,6 +37,16 @@ struct StripeClient::Answer {
     return body.id;
   }
 };
+
+StripeClient::StripeClient(config::PaymentSettings settings)
+    : settings_(std::move(settings)), http_(std::make_shared<http::Client>()) {
+  if (settings_.development_provider_key_secret) {
+    log::warn(
+        "PROVIDER_KEY_SECRET is not set: provider idempotency keys derive from the public development secret "
+        "(test mode only; production needs a secret of its own)",
+        {{"development_secret", config::kDevelopmentProviderKeySecret}});
+  }
+}
 
 StripeClient::Answer StripeClient::post_form(const std::string& path,
                                              const std::vector<std::pair<std::string, std::string>>& fields,

@@ -16,8 +16,11 @@ namespace rr::payments {
 
 class StripeClient {
  public:
-  explicit StripeClient(config::PaymentSettings settings)
-      : settings_(std::move(settings)), http_(std::make_shared<http::Client>()) {}
+  // Each daemon that charges or refunds makes its one client at start, which warns there, once,
+  // when the provider keys derive from the development secret (PROVIDER_KEY_SECRET unset).
+  explicit StripeClient(config::PaymentSettings settings);
+  // What the phases derive the provider idempotency keys with (provider_key_secret).
+  const config::PaymentSettings& settings() const { return settings_; }
   // POST {base}/v1/charges, form-encoded amount, currency, customer, description;
   // Authorization: Bearer {key}; Idempotency-Key: request.idempotency_key. Never throws for
   // provider or network trouble: that is ChargeOutcome::Kind::unavailable.

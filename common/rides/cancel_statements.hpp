@@ -12,9 +12,15 @@ namespace rr::rides::statements {
 inline constexpr db::Statement kCancelBegin{"rides_cancel_begin",
                                             "SELECT * FROM rides_cancel_begin($1, $2, $3, $4, $5, $6)"};
 
-// The ride's charge and its refund idempotency key; no row when the ride has no charge.
+// The ride's charge (and its stored refund idempotency key, which the refund no longer reads); no
+// row when the ride has no charge.
 //   $1 ride id  $2 user id
 inline constexpr db::Statement kRefundTarget{"rides_refund_target", "SELECT * FROM rides_refund_target($1, $2)"};
+
+// Stores the refund's derived provider key on the ride (sql/010_derived_provider_keys.sql).
+//   $1 ride id  $2 user id  $3 refund idempotency key
+inline constexpr db::Statement kStoreRefundKey{"rides_store_refund_key",
+                                               "SELECT * FROM rides_store_refund_key($1, $2, $3)"};
 
 // Cancels the ride with its refund (unless it already is), stages the cancellation receipt and
 // the audit record once; returns the ride.

@@ -39,7 +39,11 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
   charge.amount = kRideAmountCents;
   charge.currency = kRideCurrency;
   charge.customer = run.stripe_customer_id;
-  charge.description = "Rocket Rides ride (request " + std::to_string(key.id) + ")";
+  // The same on every attempt, from any key row of this request: the provider refuses a reused
+  // key whose parameters differ, and a row recreated after a lost commit has a new id.
+  charge.description = kChargeDescription;
+  // Derived from the client's request when the key was created (create_ride_call); a key created
+  // before keys were derived keeps the random one the provider may already have seen.
   charge.idempotency_key = key.payment_idempotency_key;
 
   auto started = std::chrono::steady_clock::now();

@@ -1,12 +1,14 @@
-// Phase refund_pending -> finished: refund the ride's own charge with the ride's refund key (no
-// transaction open meanwhile), then mark the ride cancelled, stage the cancellation receipt and
-// store the 200 in one transaction. Every attempt, by any request or completer, sends the same
-// provider key, so the provider refunds the ride once.
+// Phase refund_pending -> finished: refund the ride's own charge (no transaction open meanwhile),
+// then mark the ride cancelled, stage the cancellation receipt and store the 200 in one
+// transaction. The provider key derives from the charge (payments::refund_provider_key): every
+// attempt, by any cancel request (whatever its Idempotency-Key, even one whose key row a failover
+// lost) or completer, sends the same one, so the provider refunds the charge once.
 #include <chrono>
 #include <stdexcept>
 
 #include "common/base/log.hpp"
 #include "common/payments/provider_call_metrics.hpp"
+#include "common/payments/provider_key.hpp"
 #include "common/rides/cancel_flow.hpp"
 #include "common/rides/cancel_params.hpp"
 #include "common/rides/cancel_statements.hpp"
@@ -40,12 +42,16 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
   auto params = cancel_params_from_json(key.request_params);
   if (!params) throw std::runtime_error("stored request_params of key " + std::to_string(key.id) + " are unreadable");
 
-  // Read under our fence: the charge and the refund key never change once set.
+  // Read under our fence: the charge never changes once set. The key is stored before it is sent,
+  // so the ride shows the key the provider saw.
   RefundTarget target;
   ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
     auto rows = ctx.exec(tx, statements::kRefundTarget, params->ride_id, key.user_id);
     if (rows.empty()) throw std::runtime_error("ride " + std::to_string(params->ride_id) + " has no charge to refund");
-    target = {rows[0][0].as<std::string>(), rows[0][1].as<std::string>()};
+    auto charge_id = rows[0][0].as<std::string>();
+    target = {charge_id,
+              payments::refund_provider_key(run.stripe.settings().provider_key_secret, key.user_id, charge_id)};
+    ctx.exec(tx, statements::kStoreRefundKey, params->ride_id, key.user_id, target.idempotency_key);
     return idempotency::NoOp{};
   });
 
