@@ -26,6 +26,16 @@ BOOST_AUTO_TEST_CASE(a_statement_timeout_is_an_outage) {
   BOOST_TEST(message->find("busy") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_failover_is_an_outage) {
+  // A demoted leader still connected through the balancer for a moment, then its shutdown.
+  for (const char* state : {"25006", "57P01", "57P02", "57P03"}) {
+    auto message =
+        rr::db::outage_message(pqxx::sql_error("cannot execute INSERT in a read-only transaction", "INSERT", state));
+    BOOST_REQUIRE_MESSAGE(message, state);
+    BOOST_TEST(message->find("failing over") != std::string::npos);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(everything_else_is_not) {
   BOOST_TEST(!rr::db::outage_message(pqxx::sql_error("duplicate key", "INSERT", "23505")));
   BOOST_TEST(!rr::db::outage_message(pqxx::unique_violation("duplicate key", "INSERT", "23505")));

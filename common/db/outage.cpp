@@ -6,6 +6,20 @@
 #include "common/db/transaction.hpp"
 
 namespace rr::db {
+namespace {
+
+// SQLSTATEs a failover or restart of PostgreSQL raises on a live connection: a demoted leader
+// refusing writes (25006, while the balancer has not yet cut its sessions), a server shutting
+// down (57P01 admin, 57P02 crash) or not yet accepting sessions (57P03). All pass with the
+// failover: a retry reaches the new leader.
+bool is_failover_state(const std::exception& error) {
+  const auto* sql = dynamic_cast<const pqxx::sql_error*>(&error);
+  if (!sql) return false;
+  const std::string& state = sql->sqlstate();
+  return state == "25006" || state == "57P01" || state == "57P02" || state == "57P03";
+}
+
+}  // namespace
 
 std::optional<std::string> outage_message(const std::exception& error) {
   if (dynamic_cast<const pqxx::broken_connection*>(&error)) return "The database is unavailable; retry shortly.";
@@ -13,6 +27,7 @@ std::optional<std::string> outage_message(const std::exception& error) {
     return "The database connection was lost while committing; retry with the same Idempotency-Key.";
   }
   if (is_statement_timeout(error)) return "The database is busy; retry shortly.";
+  if (is_failover_state(error)) return "The database is failing over; retry shortly with the same Idempotency-Key.";
   return std::nullopt;
 }
 

@@ -10,7 +10,8 @@ namespace rr::db {
 
 // For an outage, the message a client gets; nullopt otherwise. Outages: the connection broke
 // (PostgreSQL or PgBouncer restarting), a COMMIT's outcome is unknown because the connection
-// broke during it, or a statement ran past DATABASE_STATEMENT_TIMEOUT. In each, a retry with the
+// broke during it, a statement ran past DATABASE_STATEMENT_TIMEOUT, or the server is failing over
+// (a demoted leader refusing writes, a shutdown, a server not yet up). In each, a retry with the
 // same Idempotency-Key finds out what happened and carries on.
 std::optional<std::string> outage_message(const std::exception& error);
 
