@@ -46,17 +46,7 @@ std::future<Timed> post_ride_async(const ApiProcess& api, const std::string& tok
 }
 
 struct BoundedWaitFixture : ApiFixture {
-  // Waits until some request holds the key's lock in the database: the next one finds it in flight.
-  void until_locked(const std::string& key) {
-    for (int i = 0; i < 500; ++i) {
-      if (db.scalar("SELECT count(*) FROM idempotency_keys WHERE idempotency_key = '" + key +
-                    "' AND locked_at IS NOT NULL AND recovery_point <> 'finished'") == "1") {
-        return;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    BOOST_FAIL("the first request never locked key " << key);
-  }
+  void until_locked(const std::string& key) { db.until_key_locked(key); }
   std::string rides_of_key(const std::string& key) {
     return db.scalar(
         "SELECT count(*) FROM rides r JOIN idempotency_keys k ON k.id = r.idempotency_key_id "

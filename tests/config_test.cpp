@@ -225,6 +225,25 @@ BOOST_AUTO_TEST_CASE(idempotency_max_wait_is_whole_seconds_up_to_300_and_10_by_d
   }
 }
 
+BOOST_AUTO_TEST_CASE(idempotency_max_waiters_per_user_is_64_by_default_and_at_most_the_processs_waiters) {
+  std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
+  auto with = [&](std::map<std::string, std::string> extra) {
+    extra.insert(base.begin(), base.end());
+    return Environment::from_map(extra);
+  };
+  BOOST_TEST(rr::api::ApiSettings::from_env(with({})).idempotency_max_waiters_per_user == 64u);
+  for (const char* good : {"1", "1024"}) {
+    BOOST_TEST(rr::api::ApiSettings::from_env(with({{"IDEMPOTENCY_MAX_WAITERS_PER_USER", good}}))
+                   .idempotency_max_waiters_per_user == std::stoul(good));
+  }
+  for (const char* bad : {"0", "-1", "1025", "ten", "1.5"}) {
+    BOOST_TEST(failing_variable([&] {
+                 rr::api::ApiSettings::from_env(with({{"IDEMPOTENCY_MAX_WAITERS_PER_USER", bad}}));
+               }) == "IDEMPOTENCY_MAX_WAITERS_PER_USER",
+               "value " << bad);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(hostile_client_limits_have_defaults_and_bounds) {
   std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
   auto with = [&](std::map<std::string, std::string> extra) {

@@ -6,6 +6,7 @@
 
 #include "common/api/connection_budget.hpp"
 #include "common/http/connection_limit.hpp"
+#include "common/idempotency/key_waiters.hpp"
 
 namespace rr::api {
 
@@ -45,6 +46,8 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.max_fibers = static_cast<std::size_t>(env.integer("API_FIBERS", 256, 0, 100000));
   // Whole seconds, as Prefer: wait=N counts them.
   settings.idempotency_max_wait = std::chrono::seconds(env.integer("IDEMPOTENCY_MAX_WAIT", 10, 0, 300));
+  settings.idempotency_max_waiters_per_user = static_cast<std::size_t>(env.integer(
+      "IDEMPOTENCY_MAX_WAITERS_PER_USER", 64, 1, static_cast<std::int64_t>(idempotency::kMaxKeyWaitersPerProcess)));
   settings.enqueuer_wakeup = jobs::EnqueuerWakeupSettings::from_env(env);
   settings.sessions = web::SessionSettings::from_env(env);
   // Checked last: the reserve depends on the pool, worker and I/O thread settings above.

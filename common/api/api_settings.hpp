@@ -53,6 +53,10 @@ struct ApiSettings {
   // IDEMPOTENCY_MAX_WAIT whole seconds, default 10, at most 300 (0 turns waiting off): the longest a request whose key
   // is in flight waits for it when it asks to (Prefer: wait=N, RFC 7240) instead of 409 at once.
   std::chrono::seconds idempotency_max_wait{10};
+  // IDEMPOTENCY_MAX_WAITERS_PER_USER, default 64, from 1 to the process's 1024 waiters: one user's
+  // requests waiting for keys in flight at most; beyond it that user's next one gets 429 with
+  // Retry-After (the pages: their 409 page) while everyone else's waits proceed.
+  std::size_t idempotency_max_waiters_per_user = 64;
   // ENQUEUER_WAKEUP_DEBOUNCE: how often at most the API wakes the enqueuer after staging jobs.
   jobs::EnqueuerWakeupSettings enqueuer_wakeup;
   // SESSION_TTL and SESSION_COOKIE_SECURE: the rider pages' sessions (common/web/).

@@ -17,10 +17,6 @@ namespace {
 // reachable for three seconds after a successful ping (HAProxy checks every 500 ms; fall 2).
 constexpr std::chrono::milliseconds kReadinessPingInterval{1000};
 constexpr std::chrono::milliseconds kReadinessStaleAfter{3000};
-// Requests waiting for a key in flight, per process: each holds its request (up to the 64 KiB body
-// limit) and its connection, so a flood of waits costs at most about 64 MiB; beyond it, 409 at once.
-constexpr std::size_t kMaxKeyWaiters = 1024;
-
 // A client's X-Request-Id is echoed when it is short printable text; otherwise we make one.
 std::string request_id_for(const http::Request& request) {
   if (auto given = request.header("X-Request-Id"); given && !given->empty() && given->size() <= 128) {
@@ -89,14 +85,17 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       runner_(pool_, std::move(runner_options)),
       enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
       authenticator_(pool_, tokens_),
-      key_waiters_(pool_, {.max_waiters = kMaxKeyWaiters, .lock_timeout = settings.workflow.lock_timeout}),
+      key_waiters_(pool_, {.max_waiters = idempotency::kMaxKeyWaitersPerProcess,
+                           .max_waiters_per_user = settings.idempotency_max_waiters_per_user,
+                           .lock_timeout = settings.workflow.lock_timeout}),
       flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get(),
               &key_waiters_, settings.idempotency_max_wait}),
       sessions_(pool_, settings_.sessions),
       in_flight_(settings.max_in_flight_per_user),
+      riders_(sessions_, in_flight_),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
       metrics_page_(pool_, runner_) {
-  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_, sessions_};
+  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_, sessions_, riders_};
   for (const auto& route : all_routes()) endpoints_.push_back(route.make_endpoint(route, with));
 }
 
@@ -104,11 +103,11 @@ http::Response App::handle(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   std::string request_id = request_id_for(request);
   auto lookup = find_route(request.method, request.path);
+  // Held until the answer is ready: the triage's (Request::admission) or one taken here.
+  std::shared_ptr<const void> admission = request.admission;
   // Whatever an endpoint or the admission throws is answered by the error boundary, never by a
   // crashed worker.
   http::Response response = within_error_boundary(request_id, [&] {
-    // Held until the answer is ready: the triage's (Request::admission) or one taken here.
-    std::shared_ptr<const void> admission = request.admission;
     std::optional<http::Response> answer;
     if (!admission) answer = answer_without_database(request, lookup, admission);
     if (!answer && !admission && lookup.route && lookup.route->needs_user) {
@@ -121,8 +120,12 @@ http::Response App::handle(const http::Request& request) {
     }
     return answer ? std::move(*answer) : route(request, lookup);
   });
-  // Parked until the key it waits for is released: the re-run's answer is the one logged.
-  if (response.deferral) return response;
+  // Parked until the key it waits for is released, keeping its user's slot (one taken here too):
+  // the re-run's answer is the one logged.
+  if (response.deferral) {
+    if (admission == request.admission) return response;
+    return http::keeping_while_parked(std::move(response), std::move(admission));
+  }
   if (response.status >= 500 || response.status == 429) name_the_key(request, lookup, response);
   return finish(request, lookup, std::move(response), std::move(request_id), started);
 }

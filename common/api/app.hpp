@@ -29,6 +29,7 @@
 #include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
 #include "common/web/session_store.hpp"
+#include "common/web/signed_in_riders.hpp"
 
 namespace rr::api {
 
@@ -89,7 +90,8 @@ class App {
   FlowEndpoint flows_;  // every POST that runs as a registered flow
   // The rider pages' sign-ins.
   web::SessionStore sessions_;
-  InFlightPerUser in_flight_;
+  InFlightPerUser in_flight_;  // the API's and the pages' callers alike
+  web::SignedInRiders riders_;
   DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};
   MetricsPage metrics_page_;

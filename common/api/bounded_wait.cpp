@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/api/outcome_answers.hpp"
 #include "common/metrics/registry.hpp"
 
 namespace rr::api {
@@ -25,15 +26,24 @@ std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters,
     count_wait("timed_out");
     return std::nullopt;
   }
-  if (!waiters->has_room()) {
-    count_wait("refused");
-    return std::nullopt;
+  auto reserved = waiters->reserve(user_id);
+  if (auto* refusal = std::get_if<idempotency::KeyWaiters::Refusal>(&reserved)) {
+    if (*refusal == idempotency::KeyWaiters::Refusal::registry_full) {
+      count_wait("refused");
+      return std::nullopt;
+    }
+    // Not the 409 of a key in flight: this user asks for more waits than anyone may hold, and
+    // retrying the same key later is what helps (as for API_MAX_IN_FLIGHT_PER_USER).
+    count_wait("refused_per_user");
+    throw too_many_waiting();
   }
   count_wait("waiting");
+  // The place goes with the deferral: given back if the request is never parked.
+  auto place = std::get<std::shared_ptr<idempotency::KeyWaiters::Place>>(std::move(reserved));
   http::Response later;
   later.deferral = std::make_shared<const http::Deferral>(
-      http::Deferral{deadline, [waiters, user_id, key, deadline](std::shared_ptr<http::Continuation> continuation) {
-                       waiters->add(user_id, key, deadline, std::move(continuation));
+      http::Deferral{deadline, [waiters, place, key, deadline](std::shared_ptr<http::Continuation> continuation) {
+                       waiters->add(place, key, deadline, std::move(continuation));
                      }});
   return later;
 }

@@ -26,6 +26,8 @@ struct BoundedWait {
 
 // The answer that parks the request in `waiters` until its key is released or the wait ends, or
 // nothing when it may not wait (no wait asked or allowed, its time is up, the registry is full).
+// Throws ApiError 429 (Retry-After: 1) when the user already holds IDEMPOTENCY_MAX_WAITERS_PER_USER
+// waiters: a flood of one user's waits must not take the registry from everyone else.
 std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters, const BoundedWait& wait,
                                                std::int64_t user_id, const std::string& key);
 
@@ -33,7 +35,8 @@ std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters,
 void mark_wait_applied(http::Response& response, const BoundedWait& wait);
 
 // rocket_rides_idempotency_waits_total{outcome}: "waiting" (parked), "replayed", "ran" (took the key
-// itself after the wait), "timed_out", "refused" (registry full).
+// itself after the wait), "timed_out", "refused" (registry full), "refused_per_user" (the user at
+// IDEMPOTENCY_MAX_WAITERS_PER_USER).
 void count_wait(std::string_view outcome);
 
 }  // namespace rr::api

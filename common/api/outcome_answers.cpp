@@ -78,4 +78,15 @@ ApiError key_mismatch() {
                   "This Idempotency-Key was used with a different method, path or parameters.");
 }
 
+ApiError too_many_in_flight(std::size_t limit) {
+  return ApiError(429, "rate_limit_error",
+                  "Too many requests in progress for this user (at most " + std::to_string(limit) + "); retry shortly.",
+                  1);
+}
+
+ApiError too_many_waiting() {
+  return ApiError(429, "rate_limit_error",
+                  "Too many of this user's requests are waiting for keys in flight; retry shortly.", 1);
+}
+
 }  // namespace rr::api

@@ -45,5 +45,9 @@ ApiError error_for(const idempotency::Outcome& outcome);
 // The key is held by a request still in progress (409), or was used for another request (422).
 ApiError key_in_flight();
 ApiError key_mismatch();
+// The user has `limit` requests in progress already (API_MAX_IN_FLIGHT_PER_USER): 429.
+ApiError too_many_in_flight(std::size_t limit);
+// The user holds IDEMPOTENCY_MAX_WAITERS_PER_USER waits for keys in flight already: 429.
+ApiError too_many_waiting();
 
 }  // namespace rr::api

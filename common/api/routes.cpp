@@ -48,12 +48,14 @@ const Route kEndpoints[] = {
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
        return std::make_unique<ReadinessEndpoint>(with.readiness, with.draining);
      }},
-    // The rider pages (common/web/): a session cookie, not a bearer token, names the user, so they
-    // are not counted against the per-user limit the triage keeps by token.
+    // The rider pages (common/web/): a session cookie, not a bearer token, names the user, and
+    // finding it needs the database, so the triage does not count them; the pages that act for a
+    // signed-in rider count themselves against the same per-user limit (web::SignedInRiders).
+    // Signing in and out are one short statement each and never wait: not counted.
     {.method = "GET",
      .path_template = "/",
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<web::HomePageEndpoint>(with.pool, with.sessions);
+       return std::make_unique<web::HomePageEndpoint>(with.pool, with.sessions, with.riders);
      }},
     {.method = "POST",
      .path_template = "/session",
@@ -68,13 +70,13 @@ const Route kEndpoints[] = {
     {.method = "POST",
      .path_template = "/book",
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<web::BookEndpoint>(with.sessions, with.flows);
+       return std::make_unique<web::BookEndpoint>(with.riders, with.flows);
      }},
     {.method = "GET",
      .path_template = "/my/rides/{id}",
      .last_argument_takes_rest = true,
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<web::RidePageEndpoint>(with.pool, with.sessions);
+       return std::make_unique<web::RidePageEndpoint>(with.pool, with.riders);
      }},
     // Answered from memory on the I/O thread.
     {.method = "GET",

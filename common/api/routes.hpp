@@ -20,6 +20,7 @@
 #include "common/flows/flow_registry.hpp"
 #include "common/http/dispatch.hpp"
 #include "common/web/session_store.hpp"
+#include "common/web/signed_in_riders.hpp"
 
 namespace rr::api {
 
@@ -31,6 +32,7 @@ struct Collaborators {
   const DatabaseReadiness& readiness;
   const std::atomic<bool>& draining;
   web::SessionStore& sessions;  // the rider pages'
+  web::SignedInRiders& riders;  // the pages' signed-in riders, counted per user as the API's callers
 };
 
 struct Route {

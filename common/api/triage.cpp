@@ -12,10 +12,7 @@ namespace rr::api {
 
 std::variant<std::shared_ptr<const InFlightPerUser::Slot>, http::Response> App::admit(std::int64_t user_id) {
   if (auto slot = in_flight_.try_acquire(user_id)) return slot;
-  return error_response(429, "rate_limit_error",
-                        "Too many requests in progress for this user (at most " + std::to_string(in_flight_.limit()) +
-                            "); retry shortly.",
-                        1);
+  return error_response(too_many_in_flight(in_flight_.limit()));
 }
 
 std::optional<http::Response> App::answer_without_database(const http::Request& request, const RouteLookup& lookup,

@@ -1,4 +1,4 @@
-// Header lookup helpers for the plain HTTP values.
+// Header lookup helpers for the plain HTTP values, and a deferral that keeps what its request took.
 #include "common/http/message.hpp"
 
 namespace rr::http {
@@ -22,6 +22,14 @@ std::optional<std::string_view> find_header(const Headers& headers, std::string_
 }
 
 std::optional<std::string_view> Request::header(std::string_view name) const { return find_header(headers, name); }
+
+Response keeping_while_parked(Response response, std::shared_ptr<const void> admission) {
+  if (!response.deferral || !admission || response.deferral->admission == admission) return response;
+  auto kept = std::make_shared<Deferral>(*response.deferral);
+  kept->admission = std::move(admission);
+  response.deferral = std::move(kept);
+  return response;
+}
 
 bool Request::has_repeated_header(std::string_view name) const {
   int count = 0;

@@ -60,7 +60,15 @@ class Continuation {
 struct Deferral {
   std::chrono::steady_clock::time_point deadline;  // becomes Request::wait_deadline on a re-run
   std::function<void(std::shared_ptr<Continuation>)> park;
+  // What the handler took for the request and the request keeps while parked and on its re-run
+  // (becomes Request::admission when the request has none): a place the triage did not take,
+  // such as the in-flight slot of a user known only on a worker.
+  std::shared_ptr<const void> admission = nullptr;
 };
+
+// `response`, when it is a deferral, with `admission` kept by the parked request
+// (Deferral::admission). Anything else as it is.
+Response keeping_while_parked(Response response, std::shared_ptr<const void> admission);
 
 struct Response {
   Response() = default;

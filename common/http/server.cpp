@@ -521,6 +521,7 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
   // flight and marked busy) waits in the registry, holding no thread, until its continuation acts.
   void park(Request request, std::shared_ptr<const Deferral> deferral, bool keep_alive, bool head) {
     request.wait_deadline = deferral->deadline;
+    if (!request.admission) request.admission = deferral->admission;
     auto continuation = core_.deferred->park([self = shared_from_this(), request = std::move(request), keep_alive,
                                               head](std::optional<Response> answer) mutable {
       if (answer) return self->answer_later(std::move(*answer), keep_alive, head);

@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <algorithm>
+#include <stdexcept>
 
 #include "common/base/log.hpp"
 #include "common/base/throttled_warning.hpp"
@@ -61,9 +62,35 @@ KeyWaiters::~KeyWaiters() {
   poller_.join();
 }
 
-bool KeyWaiters::has_room() const {
+std::variant<std::shared_ptr<KeyWaiters::Place>, KeyWaiters::Refusal> KeyWaiters::reserve(std::int64_t user_id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (places_ >= options_.max_waiters) return Refusal::registry_full;
+    auto& held = places_per_user_[user_id];
+    if (held >= options_.max_waiters_per_user) return Refusal::user_at_share;
+    ++held;
+    ++places_;
+  }
+  try {
+    return std::make_shared<Place>(*this, user_id);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    give_back(user_id, 1);
+    throw;
+  }
+}
+
+void KeyWaiters::give_back(std::int64_t user_id, std::size_t count) {
+  places_ -= count;
+  auto it = places_per_user_.find(user_id);
+  if (it == places_per_user_.end()) return;
+  it->second -= std::min(it->second, count);
+  if (it->second == 0) places_per_user_.erase(it);
+}
+
+void KeyWaiters::drop(Place& place) {
   std::lock_guard lock(mutex_);
-  return count_ < options_.max_waiters;
+  if (!place.parked_) give_back(place.user_id_, 1);
 }
 
 std::size_t KeyWaiters::waiting() const {
@@ -71,11 +98,14 @@ std::size_t KeyWaiters::waiting() const {
   return count_;
 }
 
-void KeyWaiters::add(std::int64_t user_id, const std::string& key, std::chrono::steady_clock::time_point deadline,
-                     std::shared_ptr<http::Continuation> continuation) {
+void KeyWaiters::add(const std::shared_ptr<Place>& place, const std::string& key,
+                     std::chrono::steady_clock::time_point deadline, std::shared_ptr<http::Continuation> continuation) {
   {
     std::lock_guard lock(mutex_);
-    waiters_[{user_id, key}].push_back({deadline, std::move(continuation)});
+    // Taken over once: a second add() of the same place would count one place twice.
+    if (place->parked_) throw std::logic_error("a waiter's place was parked twice");
+    waiters_[{place->user_id_, key}].push_back({deadline, std::move(continuation)});
+    place->parked_ = true;
     ++count_;
   }
   changed_.notify_all();
@@ -86,6 +116,7 @@ void KeyWaiters::take_waiters_of(const KeyId& key, std::vector<std::shared_ptr<h
   if (it == waiters_.end()) return;
   for (auto& waiter : it->second) out.push_back(std::move(waiter.continuation));
   count_ -= it->second.size();
+  give_back(key.first, it->second.size());
   waiters_.erase(it);
 }
 
@@ -133,7 +164,9 @@ void KeyWaiters::poll_loop() {
       auto& list = it->second;
       auto expired = std::partition(list.begin(), list.end(), [&](const Waiter& w) { return w.deadline > now; });
       for (auto w = expired; w != list.end(); ++w) due.push_back(std::move(w->continuation));
-      count_ -= static_cast<std::size_t>(list.end() - expired);
+      auto expired_count = static_cast<std::size_t>(list.end() - expired);
+      count_ -= expired_count;
+      give_back(it->first.first, expired_count);
       list.erase(expired, list.end());
       for (const auto& w : list) earliest_deadline = std::min(earliest_deadline, w.deadline);
       it = list.empty() ? waiters_.erase(it) : std::next(it);

@@ -5,6 +5,8 @@
 // Wake-ups: the process's own runs say when they end (key_released); runs in other processes are
 // seen by ONE thread that, only while there are waiters, asks the database about every waited key
 // in one query per poll interval, on a pooled connection held for that query only.
+// Places are bounded per process and per user, so one user's flood of waits cannot take the
+// places every other user's waits need (issue 34).
 #pragma once
 
 #include <chrono>
@@ -15,7 +17,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "common/db/connection_pool.hpp"
@@ -23,11 +27,16 @@
 
 namespace rr::idempotency {
 
+// Waiters per process at most: each holds its request (up to the 64 KiB body limit) and its
+// connection, so a flood of waits costs at most about 64 MiB.
+inline constexpr std::size_t kMaxKeyWaitersPerProcess = 1024;
+
 struct KeyWaitersOptions {
-  // Waiters per process at most (each holds its request, up to the body limit): beyond it a
-  // request that would wait gets its 409 at once. Checked before deferring, so concurrent
-  // deferrals may pass it by a few.
-  std::size_t max_waiters = 1024;
+  // Beyond it a request that would wait gets its 409 at once.
+  std::size_t max_waiters = kMaxKeyWaitersPerProcess;
+  // One user's waiters at most (IDEMPOTENCY_MAX_WAITERS_PER_USER), well under max_waiters: beyond
+  // it that user's request is refused while every other user's waits proceed.
+  std::size_t max_waiters_per_user = 64;
   std::chrono::milliseconds poll_interval{50};
   // A lock older than this is abandoned (a retry would take it over): its waiters wake.
   std::chrono::milliseconds lock_timeout{60000};
@@ -44,14 +53,38 @@ class KeyWaiters {
   KeyWaiters(const KeyWaiters&) = delete;
   KeyWaiters& operator=(const KeyWaiters&) = delete;
 
-  // False when max_waiters are waiting already.
-  bool has_room() const;
+  // One waiter's place, taken before its request is deferred: the server parks the request later,
+  // on another thread, and a place counted from the start keeps concurrent deferrals from passing
+  // either bound. Given back when its waiter leaves the registry, or when it is dropped before
+  // add() (the request was never parked).
+  class Place {
+   public:
+    Place(KeyWaiters& owner, std::int64_t user_id) : owner_(owner), user_id_(user_id) {}
+    ~Place() { owner_.drop(*this); }
+    Place(const Place&) = delete;
+    Place& operator=(const Place&) = delete;
+
+   private:
+    friend class KeyWaiters;
+    KeyWaiters& owner_;
+    const std::int64_t user_id_;
+    bool parked_ = false;  // under owner_.mutex_: add() took it over
+  };
+  enum class Refusal {
+    registry_full,  // max_waiters places are taken
+    user_at_share,  // this user holds max_waiters_per_user places
+  };
+
+  // A place for one more of this user's waiters, or why there is none. One short lock.
+  std::variant<std::shared_ptr<Place>, Refusal> reserve(std::int64_t user_id);
   // `continuation` runs again once the key is released or at `deadline`, whichever comes first.
-  void add(std::int64_t user_id, const std::string& key, std::chrono::steady_clock::time_point deadline,
+  // The waiter is `place`'s user's and keeps the place until it leaves the registry.
+  void add(const std::shared_ptr<Place>& place, const std::string& key, std::chrono::steady_clock::time_point deadline,
            std::shared_ptr<http::Continuation> continuation);
   // A run of this key in this process ended (finished, or let go unfinished): its waiters run
   // again now. Cheap when nobody waits.
   void key_released(std::int64_t user_id, const std::string& key);
+  // Parked waiters (places reserved and not yet parked not counted).
   std::size_t waiting() const;
 
  private:
@@ -66,13 +99,21 @@ class KeyWaiters {
   std::vector<KeyId> released_keys(const std::vector<KeyId>& keys);
   // Takes the waiters of `key` out (under mutex_).
   void take_waiters_of(const KeyId& key, std::vector<std::shared_ptr<http::Continuation>>& out);
+  // Gives back `count` of this user's places (under mutex_).
+  void give_back(std::int64_t user_id, std::size_t count);
+  // A place dropped: given back unless a waiter took it over.
+  void drop(Place& place);
 
   db::ConnectionPool& pool_;
   const KeyWaitersOptions options_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<KeyId, std::vector<Waiter>> waiters_;
-  std::size_t count_ = 0;
+  std::size_t count_ = 0;  // parked waiters: the poller works only while there are some
+  // Places taken (reserved or parked), in all and per user; only users holding places have an
+  // entry, so the map is bounded by max_waiters.
+  std::size_t places_ = 0;
+  std::unordered_map<std::int64_t, std::size_t> places_per_user_;
   bool stopping_ = false;
   std::thread poller_;
 };

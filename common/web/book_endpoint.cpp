@@ -13,7 +13,6 @@
 #include "common/web/page_form.hpp"
 #include "common/web/page_response.hpp"
 #include "common/web/pages.hpp"
-#include "common/web/session_cookie.hpp"
 
 namespace rr::web {
 namespace {
@@ -72,21 +71,21 @@ http::Response forbidden(std::string_view message) { return page(403, message_pa
 
 }  // namespace
 
-BookEndpoint::BookEndpoint(SessionStore& sessions, api::FlowEndpoint& flows)
-    : sessions_(sessions), flows_(flows), ride_flow_(create_ride_flow()) {}
+BookEndpoint::BookEndpoint(SignedInRiders& riders, api::FlowEndpoint& flows)
+    : riders_(riders), flows_(flows), ride_flow_(create_ride_flow()) {}
 
 http::Response BookEndpoint::handle(const http::Request& request, const flows::PathArguments&) {
   return within_page_boundary([&] {
-    auto session = session_of(request, sessions_);
-    if (!session) return forbidden("You are not signed in, or your session has expired. Sign in and book again.");
+    auto rider = riders_.admit(request);
+    if (!rider) return forbidden("You are not signed in, or your session has expired. Sign in and book again.");
+    const RiderSession& session = rider->session;
     auto form = PageForm::parse(request);
-    if (!form || !csrf_matches(session->csrf_token, form->value_or_empty("csrf_token"))) {
+    if (!form || !csrf_matches(session.csrf_token, form->value_or_empty("csrf_token"))) {
       return forbidden("This form has expired. Go back to the booking page and book again.");
     }
     auto answer = [&](int status, BookingForm shown_form, Notice notice) {
-      return page(
-          status,
-          booking_page({session->user.email, session->csrf_token, std::move(shown_form), std::move(notice), {}}));
+      return page(status,
+                  booking_page({session.user.email, session.csrf_token, std::move(shown_form), std::move(notice), {}}));
     };
 
     auto key = valid_key(form->value_or_empty("idempotency_key"));
@@ -103,10 +102,11 @@ http::Response BookEndpoint::handle(const http::Request& request, const flows::P
 
     // Waits for a key in flight as "Prefer: wait=IDEMPOTENCY_MAX_WAIT" would (a person's second
     // click must land on the same ride, not on an error): a deferral goes back to the server as it
-    // is, which parks the request and calls this handler again when the first run ends.
-    http::Response result = flows_.run_for_user(session->user, ride_flow_, std::string(ride_flow_.path_template), *key,
+    // is, keeping the rider's in-flight place, and the server parks the request and calls this
+    // handler again when the first run ends.
+    http::Response result = flows_.run_for_user(session.user, ride_flow_, std::string(ride_flow_.path_template), *key,
                                                 std::move(params_json), request, std::chrono::seconds::max());
-    if (result.deferral) return result;
+    if (result.deferral) return http::keeping_while_parked(std::move(result), rider->slot);
     auto retry_after = [&](http::Response response) {
       response.with_header("Retry-After", std::string(result.header("Retry-After").value_or("1")));
       return response;
@@ -117,7 +117,9 @@ http::Response BookEndpoint::handle(const http::Request& request, const flows::P
                                  "We could not reach the payment provider, and nothing was charged twice. Submit "
                                  "the same form again to finish this booking."}));
     }
-    if (result.status == 409) {  // still in flight when the longest wait ran out
+    // Still in flight when the longest wait ran out, or the rider already holds as many waits as
+    // anyone may (429 from the API's side): either way, the same form again in a moment.
+    if (result.status == 409 || result.status == 429) {
       return retry_after(answer(409, entered(*form, *key),
                                 {Notice::Kind::in_progress,
                                  "This booking is still being processed. Submit the same form again in a moment."}));

@@ -7,7 +7,6 @@
 #include "common/web/page_response.hpp"
 #include "common/web/pages.hpp"
 #include "common/web/rider_rides.hpp"
-#include "common/web/session_cookie.hpp"
 
 namespace rr::web {
 
@@ -23,11 +22,12 @@ http::Response RidePageEndpoint::handle(const http::Request& request, const flow
     } catch (const api::ApiError&) {
       return not_found();
     }
-    auto session = session_of(request, sessions_);
-    if (!session) return not_found();
-    auto ride = ride_of(pool_, session->user.id, id);
+    auto rider = riders_.admit(request);
+    if (!rider) return not_found();
+    const auto& session = rider->session;
+    auto ride = ride_of(pool_, session.user.id, id);
     if (!ride) return not_found();
-    return page(200, ride_page(*ride, session->user.email, session->csrf_token));
+    return page(200, ride_page(*ride, session.user.email, session.csrf_token));
   });
 }
 

@@ -4,18 +4,18 @@
 
 #include "common/api/endpoint.hpp"
 #include "common/db/connection_pool.hpp"
-#include "common/web/session_store.hpp"
+#include "common/web/signed_in_riders.hpp"
 
 namespace rr::web {
 
 class RidePageEndpoint : public api::Endpoint {
  public:
-  RidePageEndpoint(db::ConnectionPool& pool, SessionStore& sessions) : pool_(pool), sessions_(sessions) {}
+  RidePageEndpoint(db::ConnectionPool& pool, SignedInRiders& riders) : pool_(pool), riders_(riders) {}
   http::Response handle(const http::Request& request, const flows::PathArguments& arguments) override;
 
  private:
   db::ConnectionPool& pool_;
-  SessionStore& sessions_;
+  SignedInRiders& riders_;
 };
 
 }  // namespace rr::web

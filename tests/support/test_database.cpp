@@ -4,7 +4,9 @@
 #include <sys/random.h>
 
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "common/db/migrations.hpp"
 #include "support/pgbouncer.hpp"
@@ -100,6 +102,19 @@ std::string TestDatabase::scalar(const std::string& sql) {
   auto rows = tx.exec(sql);
   if (rows.empty() || rows[0][0].is_null()) return "";
   return rows[0][0].as<std::string>();
+}
+
+void TestDatabase::until_key_locked(const std::string& key) {
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(std::chrono::milliseconds(10))) {
+    pqxx::nontransaction tx(*conn_);
+    auto locked = tx.exec_params(
+        "SELECT count(*) FROM idempotency_keys WHERE idempotency_key = $1 "
+        "AND locked_at IS NOT NULL AND recovery_point <> 'finished'",
+        key);
+    if (locked[0][0].as<int>() == 1) return;
+  }
+  BOOST_FAIL("no request ever locked key " << key);
 }
 
 }  // namespace rr::test

@@ -47,6 +47,9 @@ class TestDatabase {
   void refuse_connections(bool refuse);
   // Runs one statement and returns its first column of its first row as text ("" for none).
   std::string scalar(const std::string& sql);
+  // Waits until some request holds the lock of this Idempotency-Key: the next request with it
+  // finds it in flight. Fails the test when none does within 10 s.
+  void until_key_locked(const std::string& key);
 
  private:
   std::string admin_url_;
