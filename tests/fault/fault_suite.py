@@ -2696,6 +2696,8 @@ class Suite:
             for name, needle in planted:
                 caught.append("%s:%s" % (name, "caught" if any(needle in f for f in findings.get(name, [])) else "MISSED"))
             tail.append("planted=%s" % ",".join(caught))
+            # The self-test fails by design: its logs are kept only if a plant went unseen.
+            self.plants_caught = all(c.endswith(":caught") for c in caught)
         print("%s %s %s elapsed=%.0fs" % (" ".join(head), rest, " ".join(tail), time.time() - started))
         sys.stdout.flush()
         return 1 if failed else 0
@@ -3258,7 +3260,7 @@ def main(argv):
             suite.hostile.abort.set()
         if suite.monitor is not None:
             suite.monitor.done.set()
-        suite.cleanup(keep=args.keep or code != 0)
+        suite.cleanup(keep=args.keep or (code != 0 and not getattr(suite, "plants_caught", False)))
     return code
 
 
