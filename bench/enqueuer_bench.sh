@@ -39,7 +39,7 @@ sql() { psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qtAX "$@"; }
 redis() { redis-cli -u "$REDIS_URL" "$@"; }
 now_ns() { date +%s%N; }
 
-for f in sql/*.sql; do sql -f "$f" >/dev/null; done
+for f in sql/*.sql sql/functions/*.sql; do sql -f "$f" >/dev/null; done  # as migrate: tables, then functions
 
 stage_rows() {
   sql -c "INSERT INTO staged_jobs (job_name, job_args)

@@ -16,31 +16,6 @@ CREATE INDEX rider_sessions_expires_at ON rider_sessions (expires_at);
 CREATE INDEX rider_sessions_user_id_created_at ON rider_sessions (user_id, created_at);
 CREATE INDEX rider_sessions_api_token_hash ON rider_sessions (api_token_hash);
 
--- Signs a rider in, in one round trip: finds the API token's user, deletes that user's expired
--- sessions and the oldest live ones beyond p_max_per_user - 1, and inserts the new session. The
--- user's row is locked first (FOR NO KEY UPDATE, which rides' and keys' foreign-key checks do not
--- wait for), so concurrent sign-ins of one user take turns and a client signing in in a loop
--- never holds more than p_max_per_user sessions. No row: the token is not one of ours.
-CREATE FUNCTION rider_session_sign_in(p_token_hash BYTEA, p_api_token_hash BYTEA, p_csrf_token TEXT,
-                                      p_ttl_seconds DOUBLE PRECISION, p_max_per_user INT)
-RETURNS TABLE (user_id BIGINT, email TEXT, stripe_customer_id TEXT) LANGUAGE plpgsql AS $$
-DECLARE
-    found_user users%ROWTYPE;
-BEGIN
-    SELECT u.* INTO found_user FROM api_tokens t JOIN users u ON u.id = t.user_id
-    WHERE t.token_hash = p_api_token_hash FOR NO KEY UPDATE OF u;
-    IF NOT FOUND THEN
-        RETURN;
-    END IF;
-    DELETE FROM rider_sessions s
-    WHERE s.user_id = found_user.id
-      AND (s.expires_at <= now()
-           OR s.token_hash IN (SELECT o.token_hash FROM rider_sessions o
-                               WHERE o.user_id = found_user.id AND o.expires_at > now()
-                               ORDER BY o.created_at DESC, o.token_hash
-                               OFFSET greatest(p_max_per_user - 1, 0)));
-    INSERT INTO rider_sessions (token_hash, user_id, api_token_hash, csrf_token, expires_at)
-    VALUES (p_token_hash, found_user.id, p_api_token_hash, p_csrf_token, now() + make_interval(secs => p_ttl_seconds));
-    RETURN QUERY SELECT found_user.id, found_user.email, found_user.stripe_customer_id;
-END;
-$$;
+-- Since 011 the functions this migration created or replaced (rider_session_sign_in) are defined
+-- once each in sql/functions/, and `migrate` (re)creates them after the numbered migrations: their
+-- bodies were taken out of here (migrate never re-reads a migration it applied).

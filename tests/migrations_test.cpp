@@ -1,6 +1,16 @@
-// Migrations against a real PostgreSQL: empty database, re-run, two migrators at once.
+// Migrations against a real PostgreSQL: empty database, re-run, two migrators at once, and the
+// functions step (sql/functions/): one definition per function, idempotent, and an upgraded
+// database equal to a fresh one.
 #include <boost/test/unit_test.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "common/db/migrations.hpp"
 #include "support/test_database.hpp"
@@ -59,6 +69,169 @@ BOOST_AUTO_TEST_CASE(migrations_are_numbered_in_increasing_order) {
   BOOST_REQUIRE(!all.empty());
   BOOST_TEST(all.front().version == 1);
   for (std::size_t i = 1; i < all.size(); ++i) BOOST_TEST(all[i].version > all[i - 1].version);
+}
+
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<std::filesystem::path> sql_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".sql") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The last commit of main before 011 moved the functions out of the numbered migrations: its
+// sql/0NN_*.sql are what deployed databases ran, function bodies included.
+constexpr const char* kBeforeFunctionFiles = "48801a6";
+
+// The output of a git command in the source tree; fails the test when git fails.
+std::string git(const std::string& args) {
+  const std::string command = std::string("git -C '") + ROCKET_RIDES_SOURCE_DIR + "' " + args + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  BOOST_REQUIRE_MESSAGE(pipe, "cannot run " << command);
+  std::string out;
+  char buffer[4096];
+  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0;) out.append(buffer, n);
+  BOOST_REQUIRE_MESSAGE(pclose(pipe.release()) == 0, command << " failed (the test needs the git history)");
+  return out;
+}
+
+// Every function of the schema by signature, with its definition.
+std::map<std::string, std::string> function_definitions(pqxx::connection& conn) {
+  pqxx::nontransaction tx(conn);
+  std::map<std::string, std::string> out;
+  for (const auto& row : tx.exec(
+           "SELECT p.oid::regprocedure::text, pg_get_functiondef(p.oid) FROM pg_proc p"
+           " WHERE p.pronamespace = 'public'::regnamespace")) {
+    out.emplace(row[0].as<std::string>(), row[1].as<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(no_function_is_defined_in_more_than_one_file_under_sql) {
+  const std::filesystem::path sql = std::filesystem::path(ROCKET_RIDES_SOURCE_DIR) / "sql";
+  const std::regex create(R"(CREATE\s+(OR\s+REPLACE\s+)?FUNCTION\s+([A-Za-z_0-9.]+))", std::regex::icase);
+  std::map<std::string, std::set<std::string>> files_of;
+  auto scan = [&](const std::filesystem::path& path) {
+    const std::string text = read_file(path);
+    for (std::sregex_iterator it(text.begin(), text.end(), create), end; it != end; ++it) {
+      files_of[(*it)[2].str()].insert(std::filesystem::relative(path, sql).string());
+    }
+  };
+  for (const auto& path : sql_files(sql)) scan(path);
+  for (const auto& path : sql_files(sql / "functions")) {
+    scan(path);
+    // A function file holds the functions of its name only: the step drops them by that name.
+    const std::string text = read_file(path);
+    for (std::sregex_iterator it(text.begin(), text.end(), create), end; it != end; ++it) {
+      BOOST_TEST((*it)[2].str() == path.stem().string(), path.string());
+    }
+  }
+  BOOST_TEST(!files_of.empty());
+  for (const auto& [name, files] : files_of) {
+    BOOST_TEST(files.size() == 1u, name << " is defined in " << files.size() << " files");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_function_file_is_embedded) {
+  const auto dir = std::filesystem::path(ROCKET_RIDES_SOURCE_DIR) / "sql" / "functions";
+  BOOST_TEST(rr::db::embedded_functions().size() == sql_files(dir).size());
+}
+
+BOOST_AUTO_TEST_CASE(the_functions_step_recreates_nothing_the_second_time) {
+  TestDatabase db(/*migrated=*/false);
+  auto first = rr::db::migrate(db.conn(), rr::db::embedded_migrations());
+  BOOST_TEST(first.functions_created.size() == rr::db::embedded_functions().size());
+  const std::string xmins = "SELECT string_agg(proname || ':' || xmin::text, ',' ORDER BY oid) FROM pg_proc"
+                            " WHERE pronamespace = 'public'::regnamespace";
+  const std::string before = db.scalar(xmins);
+  auto second = rr::db::migrate(db.conn(), rr::db::embedded_migrations());
+  BOOST_TEST(second.functions_created.empty());
+  BOOST_TEST(second.applied.empty());
+  BOOST_TEST(db.scalar(xmins) == before);  // not even replaced by the same text
+  BOOST_TEST(db.scalar("SELECT count(*) FROM schema_functions") ==
+             std::to_string(rr::db::embedded_functions().size()));
+}
+
+BOOST_AUTO_TEST_CASE(a_changed_function_file_may_change_the_return_type_and_drop_an_overload) {
+  TestDatabase db(/*migrated=*/true);
+  using rr::db::SqlFunction;
+  const std::vector<SqlFunction> v1{
+      {"rr_probe", "one",
+       "CREATE OR REPLACE FUNCTION rr_probe(a int) RETURNS int LANGUAGE sql AS $$ SELECT a $$;\n"
+       "CREATE OR REPLACE FUNCTION rr_probe(a int, b int) RETURNS int LANGUAGE sql AS $$ SELECT a + b $$;"}};
+  auto first = rr::db::migrate(db.conn(), rr::db::embedded_migrations(), v1);
+  BOOST_TEST(first.functions_created == std::vector<std::string>{"rr_probe"});
+  BOOST_TEST(db.scalar("SELECT rr_probe(2, 3)") == "5");
+
+  // CREATE OR REPLACE alone would fail here: "cannot change return type of existing function".
+  const std::vector<SqlFunction> v2{
+      {"rr_probe", "two", "CREATE OR REPLACE FUNCTION rr_probe(a int) RETURNS text LANGUAGE sql AS $$ SELECT 'x' || a $$;"}};
+  auto second = rr::db::migrate(db.conn(), rr::db::embedded_migrations(), v2);
+  BOOST_TEST(second.functions_created == std::vector<std::string>{"rr_probe"});
+  BOOST_TEST(db.scalar("SELECT rr_probe(2)") == "x2");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM pg_proc WHERE proname = 'rr_probe'") == "1");
+  BOOST_TEST(db.scalar("SELECT checksum FROM schema_functions WHERE name = 'rr_probe'") == "two");
+}
+
+BOOST_AUTO_TEST_CASE(a_database_upgraded_from_010_ends_like_a_fresh_one) {
+  // As deployed databases are: 001-010 run with their function bodies by the migrator of that time
+  // (taken from git rather than copied into the tree, where they would be a second definition).
+  // A shallow clone (CI systems that fetch one commit) has no old tree to read: said, not failed.
+  if (git("rev-parse --is-shallow-repository").rfind("true", 0) == 0) {
+    BOOST_TEST_MESSAGE("skipped: a shallow clone has no " << kBeforeFunctionFiles << " to upgrade from");
+    return;
+  }
+  TestDatabase upgraded(/*migrated=*/false);
+  {
+    pqxx::work tx(upgraded.conn());
+    tx.exec("CREATE TABLE schema_migrations (version INT PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+    std::istringstream names(git(std::string("ls-tree --name-only ") + kBeforeFunctionFiles + " sql/"));
+    int count = 0;
+    for (std::string path; std::getline(names, path);) {
+      if (path.size() < 8 || path.substr(path.size() - 4) != ".sql") continue;
+      const std::string stem = std::filesystem::path(path).stem().string();
+      tx.exec(git(std::string("show ") + kBeforeFunctionFiles + ":" + path));
+      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", std::stoi(stem), stem);
+      ++count;
+    }
+    BOOST_REQUIRE(count == 10);
+    tx.commit();
+  }
+  BOOST_TEST(upgraded.scalar("SELECT count(*) FROM pg_proc WHERE proname = 'rides_create_with_key'") == "2");
+  auto report = rr::db::migrate(upgraded.conn(), rr::db::embedded_migrations());
+  BOOST_TEST(report.applied.size() == rr::db::embedded_migrations().size() - 10);
+  BOOST_TEST(report.functions_created.size() == rr::db::embedded_functions().size());
+
+  TestDatabase fresh(/*migrated=*/true);
+  const auto want = function_definitions(fresh.conn());
+  const auto got = function_definitions(upgraded.conn());
+  BOOST_TEST(!want.empty());
+  for (const auto& [signature, definition] : want) {
+    auto it = got.find(signature);
+    BOOST_TEST_CONTEXT(signature) {
+      BOOST_TEST_REQUIRE((it != got.end()));
+      BOOST_TEST(it->second == definition);
+    }
+  }
+  for (const auto& [signature, definition] : got) BOOST_TEST(want.count(signature) == 1u, "extra " << signature);
+  const std::string columns = "SELECT string_agg(table_name || '.' || column_name || ' ' || data_type || ' ' ||"
+                              " coalesce(column_default, ''), ',' ORDER BY table_name, column_name)"
+                              " FROM information_schema.columns WHERE table_schema = 'public'"
+                              " AND table_name NOT IN ('schema_migrations', 'schema_functions')";
+  BOOST_TEST(upgraded.scalar(columns) == fresh.scalar(columns));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

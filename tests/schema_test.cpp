@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(coordinates_out_of_range_are_refused) {
       pqxx::check_violation);
 }
 
-// Every request statement is a call of the function of its own name (sql/003_request_functions.sql)
+// Every request statement is a call of the function of its own name (sql/functions/<name>.sql)
 // with as many arguments as the function takes: a renamed function or a changed signature fails
 // here, not in a request.
 BOOST_AUTO_TEST_CASE(every_request_statement_calls_the_function_of_its_name) {

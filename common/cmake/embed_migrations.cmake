@@ -1,4 +1,5 @@
-# Turns sql/NNN_name.sql into a C++ table of {version, name, sql}, in file-name order.
+# Turns sql/NNN_name.sql into a C++ table of {version, name, sql}, in file-name order, and
+# sql/functions/<name>.sql into a table of {name, checksum, sql} for migrate's functions step.
 file(GLOB files ${SQL_DIR}/*.sql)
 list(SORT files)
 set(body "")
@@ -12,5 +13,14 @@ foreach(path ${files})
   file(READ ${path} sql)
   string(APPEND body "  {${version}, \"${name}\", R\"rr_sql(${sql})rr_sql\"},\n")
 endforeach()
-file(WRITE ${OUTPUT}.tmp "// Generated from sql/*.sql by embed_migrations.cmake; do not edit.\n#include \"common/db/migrations.hpp\"\n\nnamespace rr::db {\nconst std::vector<Migration>& embedded_migrations() {\n  static const std::vector<Migration> migrations{\n${body}  };\n  return migrations;\n}\n}  // namespace rr::db\n")
+file(GLOB function_files ${SQL_DIR}/functions/*.sql)
+list(SORT function_files)
+set(functions "")
+foreach(path ${function_files})
+  get_filename_component(name ${path} NAME_WE)
+  file(READ ${path} sql)
+  string(MD5 checksum "${sql}")
+  string(APPEND functions "  {\"${name}\", \"${checksum}\", R\"rr_sql(${sql})rr_sql\"},\n")
+endforeach()
+file(WRITE ${OUTPUT}.tmp "// Generated from sql/*.sql and sql/functions/*.sql by embed_migrations.cmake; do not edit.\n#include \"common/db/migrations.hpp\"\n\nnamespace rr::db {\nconst std::vector<Migration>& embedded_migrations() {\n  static const std::vector<Migration> migrations{\n${body}  };\n  return migrations;\n}\nconst std::vector<SqlFunction>& embedded_functions() {\n  static const std::vector<SqlFunction> functions{\n${functions}  };\n  return functions;\n}\n}  // namespace rr::db\n")
 file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)

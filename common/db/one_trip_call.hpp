@@ -78,7 +78,7 @@ pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::ch
 // statement of the session (prepared_calls.hpp) instead of the simple query.
 pqxx::result run_one_trip(ConnectionPool::Lease& lease, const Call& call);
 
-// The SQLSTATE of an error raised by our own functions (sql/006_one_round_trip_phases.sql).
+// The SQLSTATE of an error raised by our own functions (sql/functions/; the codes are listed in sql/006_one_round_trip_phases.sql).
 inline constexpr const char* kLockTakenOver = "RR001";
 inline constexpr const char* kMissingRow = "RR002";
 bool has_sqlstate(const std::exception& error, std::string_view sqlstate);

@@ -25,7 +25,7 @@ struct KeyRow {
 
 // Reads a key row starting at column `first`: id, user_id, recovery_point, lock_token, request_params,
 // origin_ip, payment_idempotency_key, response_code, response_body (the result columns of the
-// functions in sql/003_request_functions.sql that return a key).
+// functions in sql/functions/ that return a key).
 KeyRow key_row_from(const pqxx::row& row, int first = 0);
 
 }  // namespace rr::idempotency

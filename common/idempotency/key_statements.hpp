@@ -7,9 +7,10 @@
 
 namespace rr::idempotency::statements {
 
-// Each statement calls the PL/pgSQL function of its own name (sql/003_request_functions.sql holds
-// the SQL and says why): PostgreSQL keeps the plans of a function's statements per server session,
-// so through a transaction-pooling PgBouncer, with prepared statements off, it plans only the call.
+// Each statement calls the PL/pgSQL function of its own name (sql/functions/<name>.sql holds the
+// SQL; sql/003_request_functions.sql says why functions): PostgreSQL keeps the plans of a
+// function's statements per server session, so through a transaction-pooling PgBouncer, with
+// prepared statements off, it plans only the call.
 
 // Reads the existing key and, only when there is none, inserts it already locked by us. A
 // concurrent insert of the same key makes ours DO NOTHING while our snapshot cannot see theirs:
@@ -39,5 +40,12 @@ inline constexpr db::Statement kMoveRecoveryPoint{"idem_move_recovery_point",
                                                   "SELECT * FROM idem_move_recovery_point($1, $2, $3)"};
 //   $1 key id  $2 our lock token  $3 response code  $4 response body
 inline constexpr db::Statement kFinish{"idem_finish", "SELECT * FROM idem_finish($1, $2, $3, $4)"};
+
+// The runner's finish as a one-round-trip call (db::call, common/idempotency/fence_calls.hpp):
+// stores the result on the key, finishes it and releases our lock; raises RR001 when the lock is
+// no longer ours.
+//   1 key id  2 our lock token  3 response code  4 response body
+// Returns: nothing (void).
+inline constexpr char kFinishOrRaise[] = "idem_finish_or_raise";
 
 }  // namespace rr::idempotency::statements

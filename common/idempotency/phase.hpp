@@ -97,7 +97,7 @@ class PhaseContext {
   virtual PhaseResult atomic(const std::function<PhaseResult(db::Transaction&)>& work) = 0;
   // The phase's atomic section as one SQL call: sent in one round trip, run as one implicit
   // transaction (db::run_one_trip). The call's function applies `applied` to the key itself,
-  // fenced on our lock token (as idem_finish_or_raise in sql/006_one_round_trip_phases.sql does),
+  // fenced on our lock token (as idem_finish_or_raise in sql/functions/ does),
   // and raises SQLSTATE RR001 when the lock was taken over: everything rolls back and LockLost is
   // thrown here. Every other check the phase needs must raise inside the function too, since
   // nothing can be rolled back once the rows are here. Serialization failures and deadlocks are

@@ -1,5 +1,5 @@
 // The SQL of the cancel flow's phases. Each statement calls the PL/pgSQL function of its own name
-// (sql/005_cancel_rides.sql).
+// (sql/functions/<name>.sql).
 #pragma once
 
 #include "common/db/connection_pool.hpp"
@@ -17,7 +17,7 @@ inline constexpr db::Statement kCancelBegin{"rides_cancel_begin",
 //   $1 ride id  $2 user id
 inline constexpr db::Statement kRefundTarget{"rides_refund_target", "SELECT * FROM rides_refund_target($1, $2)"};
 
-// Stores the refund's derived provider key on the ride (sql/010_derived_provider_keys.sql).
+// Stores the refund's derived provider key on the ride.
 //   $1 ride id  $2 user id  $3 refund idempotency key
 inline constexpr db::Statement kStoreRefundKey{"rides_store_refund_key",
                                                "SELECT * FROM rides_store_refund_key($1, $2, $3)"};

@@ -29,7 +29,7 @@ const char* outcome_label(const payments::ChargeOutcome& outcome) {
 
 db::Call record_charge_call(const idempotency::KeyRow& key, const std::string& charge_id,
                             const idempotency::FinalResult& created) {
-  return db::call("rides_record_charge_and_finish", key.id, key.lock_token, charge_id, kRideAmountCents, kRideCurrency,
+  return db::call(statements::kRecordChargeAndFinish, key.id, key.lock_token, charge_id, kRideAmountCents, kRideCurrency,
                   key.user_id, created.code, created.body);
 }
 

@@ -26,7 +26,7 @@ db::Call create_ride_call(const idempotency::KeyRequest& request, const std::str
   auto coordinates = canonical_coordinates(request.params_json);
   if (!coordinates) throw std::runtime_error("request parameters of a new ride are not canonical");
   const auto& [origin_lat, origin_lon, target_lat, target_lon] = *coordinates;
-  return db::call("rides_create_with_key", request.user_id, request.idempotency_key, request.method, request.path,
+  return db::call(statements::kCreateWithKey, request.user_id, request.idempotency_key, request.method, request.path,
                   request.params_json, request.origin_ip, lock_token, lock_timeout_seconds, origin_lat, origin_lon,
                   target_lat, target_lon, payment_idempotency_key);
 }

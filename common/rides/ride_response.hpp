@@ -19,7 +19,7 @@ struct RideView {
 };
 
 // The columns every ride query selects, in RideView's order. The functions of
-// sql/005_cancel_rides.sql that return a ride spell the same expressions (schema_test checks
+// sql/functions/ that return a ride spell the same expressions (schema_test checks
 // that a ride reads the same both ways).
 #define RR_RIDE_VIEW_COLUMNS                                                           \
   "id, origin_lat::float8::text, origin_lon::float8::text, target_lat::float8::text, " \

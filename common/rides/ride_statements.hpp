@@ -7,9 +7,8 @@
 
 namespace rr::rides::statements {
 
-// Each statement calls the PL/pgSQL function of its own name (sql/003_request_functions.sql; the
-// _v2 functions, which return the ride with cancelled_at and stripe_refund_id, are in
-// sql/005_cancel_rides.sql).
+// Each statement calls the PL/pgSQL function of its own name, defined in sql/functions/<name>.sql
+// (the _v2 functions return the ride with cancelled_at and stripe_refund_id).
 
 // The ride and its audit record in one round trip.
 //   $1 key id  $2 origin_lat  $3 origin_lon  $4 target_lat  $5 target_lon  $6 user id
@@ -28,5 +27,25 @@ inline constexpr db::Statement kRecordChargeAndStageReceipt{
 //   $1 key id  $2 amount (cents)  $3 currency  $4 user id
 inline constexpr db::Statement kStageReceiptForKey{"rides_stage_receipt_for_key_v2",
                                                    "SELECT * FROM rides_stage_receipt_for_key_v2($1, $2, $3, $4)"};
+
+// The flow's phases as one-round-trip calls (db::call, common/db/one_trip_call.hpp): the name of
+// the function each calls, its arguments in order beside it.
+
+// The first phase of a new ride: finds the key, or creates it locked by us at ride_created
+// together with its ride and the ride's audit record.
+//   1 user_id  2 idempotency_key  3 method  4 path  5 params (jsonb)  6 origin ip ('' = none)
+//   7 lock token (uuid)  8 lock timeout in seconds  9 origin_lat  10 origin_lon  11 target_lat
+//   12 target_lon (numeric, as the client sent them)  13 the charge's provider idempotency key
+// Returns: inserted, the key row (key_row_from), same_request, locked, then the ride as the
+// response shows it (its columns NULL when the key was found, not created).
+inline constexpr char kCreateWithKey[] = "rides_create_with_key";
+
+// The charge phase's commit: records the charge on the ride, stages its receipt and finishes the
+// key with the response, fenced on our lock (raises RR001 when it was taken over, RR002 when the
+// key has no ride).
+//   1 key id  2 our lock token  3 charge id  4 amount (cents)  5 currency  6 user id
+//   7 response code  8 response body
+// Returns: the ride as the response shows it.
+inline constexpr char kRecordChargeAndFinish[] = "rides_record_charge_and_finish";
 
 }  // namespace rr::rides::statements

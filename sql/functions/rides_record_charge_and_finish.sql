@@ -1,0 +1,42 @@
+-- Moved here from sql/008_flat_phase_functions.sql by 011; the only definition. `migrate`
+-- (re)creates it when this file changes.
+-- The charge phase after a successful charge: the 201 stored and the key finished (fenced by the
+-- lock token), the charge recorded on the key's ride and its receipt staged, in one statement.
+-- Its parts see one snapshot, so they are chained by what they return: no finish, no ride update;
+-- no ride update, no job. The checks come after it and roll all of it back: RR001 when the lock is
+-- no longer ours (nothing was written), RR002 when the key has no ride.
+CREATE OR REPLACE FUNCTION rides_record_charge_and_finish(p_key_id bigint, p_lock_token uuid, p_charge_id text,
+                                                          p_amount bigint, p_currency text, p_user_id bigint,
+                                                          p_response_code int, p_response_body text)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_finished bigint;
+    v_charged bigint;
+BEGIN
+    WITH finished AS (
+        UPDATE idempotency_keys k
+        SET recovery_point = 'finished', response_code = p_response_code, response_body = p_response_body,
+            locked_at = NULL, lock_token = NULL, last_run_at = now()
+        WHERE k.id = p_key_id AND k.lock_token = p_lock_token
+        RETURNING k.id
+    ), charged AS (
+        UPDATE rides r SET stripe_charge_id = p_charge_id
+        FROM finished
+        WHERE r.idempotency_key_id = finished.id
+        RETURNING r.id
+    ), receipt AS (
+        INSERT INTO staged_jobs (job_name, job_args)
+        SELECT 'send_ride_receipt', jsonb_build_array(jsonb_build_object(
+            'amount', p_amount, 'currency', p_currency, 'user_id', p_user_id, 'ride_id', charged.id))
+        FROM charged
+    )
+    SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM charged) INTO v_finished, v_charged;
+    IF v_finished = 0 THEN
+        RAISE EXCEPTION 'lock on idempotency key % was taken over', p_key_id USING ERRCODE = 'RR001';
+    END IF;
+    IF v_charged = 0 THEN
+        RAISE EXCEPTION 'no ride for idempotency key %', p_key_id USING ERRCODE = 'RR002';
+    END IF;
+END;
+$$;
