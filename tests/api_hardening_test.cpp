@@ -172,7 +172,16 @@ BOOST_AUTO_TEST_CASE(body_and_query_rules_hold_on_the_wire) {
   BOOST_TEST(tiny.status == 422, tiny.body);
   auto repeated_limit = call("GET", port, "/rides?limit=1&limit=2", {{"Authorization", "Bearer " + token}});
   BOOST_TEST(repeated_limit.status == 400, repeated_limit.body);
-  for (const auto& r : {bad_utf8, duplicate, repeated_limit}) BOOST_TEST(is_error_json(r), r.body);
+  auto byte_order_mark =
+      post({{"Idempotency-Key", new_key()}},
+           "\xEF\xBB\xBF{\"origin_lat\":1,\"origin_lon\":2,\"target_lat\":3,\"target_lon\":4}", json);
+  BOOST_TEST(byte_order_mark.status == 400, byte_order_mark.body);
+  auto nul = post({{"Idempotency-Key", new_key()}},
+                  "{\"origin_lat\":1,\"origin_lon\":2,\"target_lat\":3,\"target_lon\":4,\"note\":\"\\u0000\"}", json);
+  BOOST_TEST(nul.status == 400, nul.body);
+  for (const auto& r : {bad_utf8, duplicate, repeated_limit, byte_order_mark, nul}) {
+    BOOST_TEST(is_error_json(r), r.body);
+  }
   BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys") == "0");
 }
 

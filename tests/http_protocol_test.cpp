@@ -156,6 +156,23 @@ BOOST_AUTO_TEST_CASE(two_hosts_are_400) {
   }
 }
 
+// RFC 9112 section 5.2: a proxy that keeps the continuation line apart would read a different
+// field, or a Host of its own, from the one Beast joins.
+BOOST_AUTO_TEST_CASE(a_field_folded_over_lines_is_400) {
+  for (std::string fields : {"X-Note: a\r\n b\r\n", "X-Note: a\r\n\tb\r\n", "X-Note:\r\n b\r\n",
+                             "Authorization: Bearer\r\n x\r\n", "X-Note: a\r\n  \r\n"}) {
+    BOOST_TEST_CONTEXT(fields) {
+      RawConnection connection(api().port);
+      connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n" + kPipelinedHealthz);
+      expect_one_error_then_close(connection, 400);
+    }
+  }
+  // Spaces inside one line are not a fold.
+  RawConnection connection(api().port);
+  connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Note: a  \t b \r\n\r\n");
+  BOOST_TEST(status_of(connection.read_response()) == 200);
+}
+
 BOOST_AUTO_TEST_CASE(an_expectation_other_than_100_continue_is_417) {
   for (std::string expectation : {"foo", "100-continue, foo", "200-ok"}) {
     BOOST_TEST_CONTEXT(expectation) {

@@ -17,12 +17,13 @@ namespace {
 struct TestHead {
   Headers fields;
   unsigned version;
+  bool folded = false;
 };
 
 TestHead head(Headers fields, unsigned version = 11) { return TestHead{std::move(fields), version}; }
 
 std::optional<rr::http::HeadRejection> check(const TestHead& h) {
-  return check_request_head(RequestHead{h.version, h.fields});
+  return check_request_head(RequestHead{h.version, h.fields, h.folded});
 }
 
 // The status a head is refused with, 0 when it is accepted.
@@ -85,6 +86,14 @@ BOOST_AUTO_TEST_CASE(a_body_in_a_content_encoding_we_do_not_decode_is_415_naming
   // No body, nothing to decode.
   BOOST_TEST(refusal(head({{"Host", "x"}, {"Content-Encoding", "gzip"}})) == 0);
   BOOST_TEST(refusal(head({{"Host", "x"}, {"Content-Encoding", "gzip"}, {"Content-Length", "0"}})) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_folded_field_is_400) {
+  TestHead folded{{{"Host", "x"}, {"X-Note", "a b"}}, 11, true};
+  auto rejection = check(folded);
+  BOOST_REQUIRE(rejection);
+  BOOST_TEST(rejection->status == 400);
+  BOOST_TEST(rejection->message.find("folded") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(framing_is_refused_before_anything_else) {

@@ -110,6 +110,30 @@ BOOST_AUTO_TEST_CASE(duplicate_json_keys_are_400) {
                  .status == 201);
 }
 
+BOOST_AUTO_TEST_CASE(a_byte_order_mark_or_a_nul_in_a_json_key_or_string_is_400) {
+  const std::string valid = json_with_origin_lat("37.7749");
+  const std::vector<std::string> bodies = {
+      "\xEF\xBB\xBF" + valid,
+      "{\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1,\"note\":\"a\\u0000b\"}",
+      "{\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1,\"x\\u0000\":1}",
+      // A key that is a known key up to the NUL: a C string reader would take it for origin_lat.
+      "{\"origin_lat\\u0000\":1,\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}",
+      "{\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1,\"x\":[\"\\u0000\"]}",
+  };
+  for (const auto& body : bodies) {
+    auto r = post_ride(new_key(), body, kJson);
+    BOOST_TEST(r.status == 400, body << " -> " << r.body);
+    BOOST_TEST(is_error(r), r.body);
+  }
+  expect_nothing_written(*this);
+  // A BOM elsewhere than at the start is ordinary text.
+  BOOST_TEST(
+      post_ride(new_key(),
+                "{\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1,\"note\":\"\xEF\xBB\xBF\"}",
+                kJson)
+          .status == 201);
+}
+
 BOOST_AUTO_TEST_CASE(json_numbers_and_form_numbers_follow_one_rule) {
   // Refused in both: exponents (however small or large), hex, infinities, too long.
   for (const std::string& number :

@@ -78,6 +78,13 @@ std::optional<HeadRejection> check_framing(const RequestHead& head) {
   return std::nullopt;
 }
 
+// RFC 9112 section 5.2 lets a server replace obs-fold with spaces, but a proxy that does not
+// would read other fields (or another Host) than we do.
+std::optional<HeadRejection> check_folding(const RequestHead& head) {
+  if (head.folded_field) return bad_request("A header field is folded over several lines (obs-fold); send it on one.");
+  return std::nullopt;
+}
+
 // RFC 9112 section 3.2: a 1.1 request without Host, or any request with two, is 400.
 std::optional<HeadRejection> check_host(const RequestHead& head) {
   auto hosts = values_of(head, "Host");
@@ -124,7 +131,7 @@ std::optional<HeadRejection> check_content_encoding(const RequestHead& head) {
 }  // namespace
 
 std::optional<HeadRejection> check_request_head(const RequestHead& head) {
-  for (auto check : {check_framing, check_host, check_expect, check_content_encoding}) {
+  for (auto check : {check_framing, check_folding, check_host, check_expect, check_content_encoding}) {
     if (auto rejection = check(head)) return rejection;
   }
   return std::nullopt;

@@ -19,6 +19,7 @@ namespace rr::http {
 struct RequestHead {
   unsigned version = 11;  // 10 for HTTP/1.0, 11 for HTTP/1.1
   const Headers& fields;
+  bool folded_field = false;  // a field continued on a line of its own (obs-fold)
 };
 
 // Why a request is refused before its body is read. The connection is always closed after the

@@ -1,6 +1,7 @@
 #include "common/http/request_parser.hpp"
 
 #include <boost/beast/http/error.hpp>
+#include <string_view>
 
 namespace rr::http {
 
@@ -35,7 +36,22 @@ void RequestParser::on_request_impl(bhttp::verb method, string_view method_strin
 // A request parser is never given a response.
 void RequestParser::on_response_impl(int, string_view, int, error_code& ec) { ec = bhttp::error::bad_version; }
 
+namespace {
+
+// Beast reports a field once it has read the field's lines and the byte after each line's CRLF
+// (which tells a folded continuation from the next field), and `name` points at the field's first
+// byte in those bytes; so the first line's end and the byte after it are there to read. A name or
+// value cannot hold a CR, so the first CR ends the first line.
+bool is_folded(std::string_view name) {
+  const char* line_end = name.data() + name.size();
+  while (*line_end != '\r') ++line_end;
+  return line_end[2] == ' ' || line_end[2] == '\t';
+}
+
+}  // namespace
+
 void RequestParser::on_field_impl(bhttp::field, string_view name, string_view value, error_code&) {
+  if (is_folded({name.data(), name.size()})) folded_field_ = true;
   auto& headers = request_.headers;
   if (fields_ < headers.size()) {
     headers[fields_].first.assign(name.data(), name.size());

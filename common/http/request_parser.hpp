@@ -26,6 +26,9 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
   bool head_request() const { return head_request_; }
   // 10 for HTTP/1.0, 11 for HTTP/1.1.
   unsigned version() const { return version_; }
+  // A field was folded over lines (obs-fold, RFC 9112 section 5.2). Beast joins the lines with a
+  // space; a proxy may keep them apart or cut the field, so the request is refused instead.
+  bool folded_field() const { return folded_field_; }
 
  private:
   using string_view = boost::beast::string_view;
@@ -46,6 +49,7 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
   Request& request_;
   std::size_t fields_ = 0;  // fields parsed so far; request_.headers may hold older ones past it
   bool head_request_ = false;
+  bool folded_field_ = false;
   unsigned version_ = 11;
 };
 

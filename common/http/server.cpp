@@ -402,7 +402,8 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     if (!ec) {
       // Before the body is read, and before a bodiless request is handed on: its "body" may be
       // a smuggled request.
-      if (auto rejection = check_request_head(RequestHead{parser_->version(), request_.headers})) {
+      if (auto rejection =
+              check_request_head(RequestHead{parser_->version(), request_.headers, parser_->folded_field()})) {
         return write_error(rejection->status, rejection->message, rejection->headers);
       }
     }
