@@ -109,9 +109,8 @@ std::string git(const std::string& args) {
 std::map<std::string, std::string> function_definitions(pqxx::connection& conn) {
   pqxx::nontransaction tx(conn);
   std::map<std::string, std::string> out;
-  for (const auto& row : tx.exec(
-           "SELECT p.oid::regprocedure::text, pg_get_functiondef(p.oid) FROM pg_proc p"
-           " WHERE p.pronamespace = 'public'::regnamespace")) {
+  for (const auto& row : tx.exec("SELECT p.oid::regprocedure::text, pg_get_functiondef(p.oid) FROM pg_proc p"
+                                 " WHERE p.pronamespace = 'public'::regnamespace")) {
     out.emplace(row[0].as<std::string>(), row[1].as<std::string>());
   }
   return out;
@@ -153,15 +152,15 @@ BOOST_AUTO_TEST_CASE(the_functions_step_recreates_nothing_the_second_time) {
   TestDatabase db(/*migrated=*/false);
   auto first = rr::db::migrate(db.conn(), rr::db::embedded_migrations());
   BOOST_TEST(first.functions_created.size() == rr::db::embedded_functions().size());
-  const std::string xmins = "SELECT string_agg(proname || ':' || xmin::text, ',' ORDER BY oid) FROM pg_proc"
-                            " WHERE pronamespace = 'public'::regnamespace";
+  const std::string xmins =
+      "SELECT string_agg(proname || ':' || xmin::text, ',' ORDER BY oid) FROM pg_proc"
+      " WHERE pronamespace = 'public'::regnamespace";
   const std::string before = db.scalar(xmins);
   auto second = rr::db::migrate(db.conn(), rr::db::embedded_migrations());
   BOOST_TEST(second.functions_created.empty());
   BOOST_TEST(second.applied.empty());
   BOOST_TEST(db.scalar(xmins) == before);  // not even replaced by the same text
-  BOOST_TEST(db.scalar("SELECT count(*) FROM schema_functions") ==
-             std::to_string(rr::db::embedded_functions().size()));
+  BOOST_TEST(db.scalar("SELECT count(*) FROM schema_functions") == std::to_string(rr::db::embedded_functions().size()));
 }
 
 BOOST_AUTO_TEST_CASE(a_changed_function_file_may_change_the_return_type_and_drop_an_overload) {
@@ -177,7 +176,8 @@ BOOST_AUTO_TEST_CASE(a_changed_function_file_may_change_the_return_type_and_drop
 
   // CREATE OR REPLACE alone would fail here: "cannot change return type of existing function".
   const std::vector<SqlFunction> v2{
-      {"rr_probe", "two", "CREATE OR REPLACE FUNCTION rr_probe(a int) RETURNS text LANGUAGE sql AS $$ SELECT 'x' || a $$;"}};
+      {"rr_probe", "two",
+       "CREATE OR REPLACE FUNCTION rr_probe(a int) RETURNS text LANGUAGE sql AS $$ SELECT 'x' || a $$;"}};
   auto second = rr::db::migrate(db.conn(), rr::db::embedded_migrations(), v2);
   BOOST_TEST(second.functions_created == std::vector<std::string>{"rr_probe"});
   BOOST_TEST(db.scalar("SELECT rr_probe(2)") == "x2");
@@ -196,8 +196,9 @@ BOOST_AUTO_TEST_CASE(a_database_upgraded_from_010_ends_like_a_fresh_one) {
   TestDatabase upgraded(/*migrated=*/false);
   {
     pqxx::work tx(upgraded.conn());
-    tx.exec("CREATE TABLE schema_migrations (version INT PRIMARY KEY, name TEXT NOT NULL,"
-            " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+    tx.exec(
+        "CREATE TABLE schema_migrations (version INT PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
     std::istringstream names(git(std::string("ls-tree --name-only ") + kBeforeFunctionFiles + " sql/"));
     int count = 0;
     for (std::string path; std::getline(names, path);) {
@@ -227,10 +228,11 @@ BOOST_AUTO_TEST_CASE(a_database_upgraded_from_010_ends_like_a_fresh_one) {
     }
   }
   for (const auto& [signature, definition] : got) BOOST_TEST(want.count(signature) == 1u, "extra " << signature);
-  const std::string columns = "SELECT string_agg(table_name || '.' || column_name || ' ' || data_type || ' ' ||"
-                              " coalesce(column_default, ''), ',' ORDER BY table_name, column_name)"
-                              " FROM information_schema.columns WHERE table_schema = 'public'"
-                              " AND table_name NOT IN ('schema_migrations', 'schema_functions')";
+  const std::string columns =
+      "SELECT string_agg(table_name || '.' || column_name || ' ' || data_type || ' ' ||"
+      " coalesce(column_default, ''), ',' ORDER BY table_name, column_name)"
+      " FROM information_schema.columns WHERE table_schema = 'public'"
+      " AND table_name NOT IN ('schema_migrations', 'schema_functions')";
   BOOST_TEST(upgraded.scalar(columns) == fresh.scalar(columns));
 }
 
