@@ -297,6 +297,41 @@ wait_haproxy_out() {
   return 1
 }
 
+# --- the application's start, the same in both shapes ----------------------------------------
+
+migrate_through_pgbouncer() {
+  say "migrating through PgBouncer"
+  app_env
+  env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" migrate >>"$dir/logs/migrate.log" 2>&1 ||
+    { log_tail migrate; die "migrate failed (logs/migrate.log)"; }
+}
+
+create_demo_user() {
+  # The demo rider's token in DIR/token (a new one for the user a previous start created).
+  local email=demo@rocketrides.example token
+  if ! token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user create --email "$email" \
+      --stripe-customer cus_demo 2>>"$dir/logs/migrate.log"); then
+    token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user token --email "$email" 2>>"$dir/logs/migrate.log")
+  fi
+  echo "$token" >"$dir/token"
+}
+
+start_provider_and_apis() {
+  say "starting the stand-in provider on $MOCK_PORT"
+  start_member stripe-mock
+  say "starting api1 on $API1_PORT and api2 on $API2_PORT"
+  start_member api1
+  start_member api2
+}
+
+check_apis_through_haproxy() {
+  # Both APIs in rotation, then one request through HAProxy as a client makes it.
+  wait_haproxy_up api1 20
+  wait_haproxy_up api2 20
+  curl -fsS -o /dev/null --max-time 5 "http://127.0.0.1:${HAPROXY_PORT}/readyz" ||
+    die "GET /readyz through HAProxy failed"
+}
+
 stop_member() {
   # stop_member NAME [--kill]: returns once it has exited and, for an API, HAProxy has taken it
   # out of rotation.
@@ -564,33 +599,17 @@ start_all() {
   start_member pgbouncer
   check_pgbouncer_policy
 
-  say "migrating through PgBouncer"
-  app_env
-  env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" migrate >>"$dir/logs/migrate.log" 2>&1 ||
-    { log_tail migrate; die "migrate failed (logs/migrate.log)"; }
+  migrate_through_pgbouncer
   local held
   held=$(psql -X -At -h 127.0.0.1 -p "$PG_PORT" -U postgres -d rocket_rides \
     -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
   [ "$held" = 0 ] || say "WARNING: $held advisory lock(s) still held on PostgreSQL after migrate"
 
-  local email=demo@rocketrides.example token
-  if ! token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user create --email "$email" \
-      --stripe-customer cus_demo 2>>"$dir/logs/migrate.log"); then
-    token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user token --email "$email" 2>>"$dir/logs/migrate.log")
-  fi
-  echo "$token" >"$dir/token"
-
-  say "starting the stand-in provider on $MOCK_PORT"
-  start_member stripe-mock
-  say "starting api1 on $API1_PORT and api2 on $API2_PORT"
-  start_member api1
-  start_member api2
+  create_demo_user
+  start_provider_and_apis
   say "starting HAProxy on $HAPROXY_PORT (stats on $HAPROXY_STATS_PORT)"
   start_member haproxy
-  wait_haproxy_up api1 20
-  wait_haproxy_up api2 20
-  curl -fsS -o /dev/null --max-time 5 "http://127.0.0.1:${HAPROXY_PORT}/readyz" ||
-    die "GET /readyz through HAProxy failed"
+  check_apis_through_haproxy
   say "starting enqueuer1, enqueuer2, completer1, completer2, reaper"
   local name
   for name in enqueuer1 enqueuer2 completer1 completer2 reaper; do start_member "$name"; done
@@ -1085,24 +1104,10 @@ start_all_ha() {
   start_member pgbouncer
   check_pgbouncer_policy
 
-  say "migrating through PgBouncer"
-  app_env
-  env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" migrate >>"$dir/logs/migrate.log" 2>&1 ||
-    { log_tail migrate; die "migrate failed (logs/migrate.log)"; }
-  local email=demo@rocketrides.example token
-  if ! token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user create --email "$email" \
-      --stripe-customer cus_demo 2>>"$dir/logs/migrate.log"); then
-    token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user token --email "$email" 2>>"$dir/logs/migrate.log")
-  fi
-  echo "$token" >"$dir/token"
-
-  say "starting the stand-in provider on $MOCK_PORT"
-  start_member stripe-mock
-  say "starting api1 on $API1_PORT and api2 on $API2_PORT"
-  start_member api1
-  start_member api2
-  curl -fsS -o /dev/null --max-time 5 "http://127.0.0.1:${HAPROXY_PORT}/readyz" ||
-    die "GET /readyz through HAProxy failed"
+  migrate_through_pgbouncer
+  create_demo_user
+  start_provider_and_apis
+  check_apis_through_haproxy
   say "starting enqueuer1, enqueuer2, completer1, completer2, reaper1, reaper2"
   local name
   for name in enqueuer1 enqueuer2 completer1 completer2 reaper1 reaper2; do start_member "$name"; done
