@@ -27,6 +27,16 @@ bool is_error(const rr::http::Response& r, const std::string& type = "invalid_re
          r.body.find("\"message\":\"") != std::string::npos;
 }
 
+// Each body, POSTed as JSON under a key of its own, is a 400 JSON error, and none wrote a row.
+void expect_json_bodies_refused(RideFixture& f, const std::vector<std::string>& bodies) {
+  for (const auto& body : bodies) {
+    auto r = f.post_ride(new_key(), body, kJson);
+    BOOST_TEST(r.status == 400, body << " -> " << r.body);
+    BOOST_TEST(is_error(r), r.body);
+  }
+  expect_nothing_written(f);
+}
+
 // A JSON body with origin_lat spelled as given and valid other coordinates.
 std::string json_with_origin_lat(const std::string& origin_lat) {
   return "{\"origin_lat\":" + origin_lat + ",\"origin_lon\":-122.4194,\"target_lat\":37.8044,\"target_lon\":-122.2712}";
@@ -78,12 +88,7 @@ BOOST_AUTO_TEST_CASE(invalid_utf8_anywhere_in_a_json_body_is_400) {
       good + "\xff",                                                  // after the value
       "\xef\xbb" + good,                                              // a truncated BOM
   };
-  for (const auto& body : bodies) {
-    auto r = post_ride(new_key(), body, kJson);
-    BOOST_TEST(r.status == 400, r.body);
-    BOOST_TEST(is_error(r), r.body);
-  }
-  expect_nothing_written(*this);
+  expect_json_bodies_refused(*this, bodies);
   // Valid UTF-8 and escaped pairs are fine.
   BOOST_TEST(post_ride(new_key(), "{\"note\":\"caf\xc3\xa9 \\ud83d\\ude80\"," + good.substr(1), kJson).status == 201);
 }
@@ -97,12 +102,7 @@ BOOST_AUTO_TEST_CASE(duplicate_json_keys_are_400) {
       // The same key through an escape is the same key.
       "{\"origin_lat\":1,\"origin_\\u006cat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}",
   };
-  for (const auto& body : bodies) {
-    auto r = post_ride(new_key(), body, kJson);
-    BOOST_TEST(r.status == 400, body << " -> " << r.body);
-    BOOST_TEST(is_error(r), r.body);
-  }
-  expect_nothing_written(*this);
+  expect_json_bodies_refused(*this, bodies);
   BOOST_TEST(post_ride(new_key(),
                        "{\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1,\"x\":{"
                        "\"origin_lat\":2}}",
@@ -120,12 +120,7 @@ BOOST_AUTO_TEST_CASE(a_byte_order_mark_or_a_nul_in_a_json_key_or_string_is_400) 
       "{\"origin_lat\\u0000\":1,\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1}",
       "{\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1,\"x\":[\"\\u0000\"]}",
   };
-  for (const auto& body : bodies) {
-    auto r = post_ride(new_key(), body, kJson);
-    BOOST_TEST(r.status == 400, body << " -> " << r.body);
-    BOOST_TEST(is_error(r), r.body);
-  }
-  expect_nothing_written(*this);
+  expect_json_bodies_refused(*this, bodies);
   // A BOM elsewhere than at the start is ordinary text.
   BOOST_TEST(
       post_ride(new_key(),
