@@ -993,12 +993,7 @@ print(" ".join(m["name"] for m in json.load(sys.stdin)["members"] if m["role"] =
 }
 
 status_ha() {
-  local name pid extra
-  for name in "${members[@]}"; do
-    extra=""
-    case "$name" in api*) extra=" haproxy=$(haproxy_state "$name" | tr ' ' _)" ;; esac
-    if pid=$(member_pid "$name"); then echo "$name running pid=$pid$extra"; else echo "$name stopped$extra"; fi
-  done
+  # After the member lines: the leader and each node's role, replication and lag.
   local leader rows json=""
   if leader=$(leader_name); then echo "leader: $leader"; else echo "leader: none"; leader=""; fi
   json=$(cluster_json || true)
@@ -1156,13 +1151,13 @@ rolling_restart() {
 
 status() {
   load_conf
-  if [ "${HA:-}" = 1 ]; then status_ha; return; fi
   local name pid extra
   for name in "${members[@]}"; do
     extra=""
     case "$name" in api*) extra=" haproxy=$(haproxy_state "$name" | tr ' ' _)" ;; esac
     if pid=$(member_pid "$name"); then echo "$name running pid=$pid$extra"; else echo "$name stopped$extra"; fi
   done
+  if [ "${HA:-}" = 1 ]; then status_ha; fi
 }
 
 is_member() {
