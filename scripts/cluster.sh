@@ -99,6 +99,16 @@ pick_port() {
   die "no free port found"
 }
 
+pick_app_ports() {
+  # The ports of everything in front of PostgreSQL, the same in both shapes.
+  PGBOUNCER_PORT=$(pick_port)
+  HAPROXY_PORT=$(pick_port)
+  HAPROXY_STATS_PORT=$(pick_port)
+  MOCK_PORT=$(pick_port)
+  API1_PORT=$(pick_port)
+  API2_PORT=$(pick_port)
+}
+
 # --- state files -------------------------------------------------------------------------------
 
 load_conf() {
@@ -582,12 +592,7 @@ start_all() {
   . "$dir/servers/ports"
   taken_ports=" $PG_PORT $REDIS_PORT "
   BIN_DIR=$bin_dir
-  PGBOUNCER_PORT=$(pick_port)
-  HAPROXY_PORT=$(pick_port)
-  HAPROXY_STATS_PORT=$(pick_port)
-  MOCK_PORT=$(pick_port)
-  API1_PORT=$(pick_port)
-  API2_PORT=$(pick_port)
+  pick_app_ports
   local var
   for var in BIN_DIR PG_PORT REDIS_PORT PGBOUNCER_PORT HAPROXY_PORT HAPROXY_STATS_PORT MOCK_PORT API1_PORT API2_PORT; do
     printf '%s=%q\n' "$var" "${!var}"
@@ -1036,12 +1041,7 @@ start_all_ha() {
       printf -v "NODE${n}_$var" '%s' "$(pick_port)"
     done
   done
-  PGBOUNCER_PORT=$(pick_port)
-  HAPROXY_PORT=$(pick_port)
-  HAPROXY_STATS_PORT=$(pick_port)
-  MOCK_PORT=$(pick_port)
-  API1_PORT=$(pick_port)
-  API2_PORT=$(pick_port)
+  pick_app_ports
   {
     echo "HA=1"
     echo "ASYNC=${ASYNC:-}"
