@@ -98,6 +98,7 @@ int run_server() {
   options.max_connections = settings.max_connections;
   options.max_queued_requests = settings.max_queued_requests;
   options.max_fibers = settings.max_fibers;
+  options.trusted_proxies = settings.trusted_proxies;
   options.control_threads = kControlThreads;
   http::Server server(
       options, [&app](const http::Request& request) { return app.handle(request); },

@@ -1,6 +1,8 @@
 // Parsing of the API's settings.
 #include "common/api/api_settings.hpp"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <thread>
 
@@ -37,6 +39,11 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.io_threads = static_cast<std::size_t>(env.integer("API_IO_THREADS", default_io_threads(), 1, 64));
   settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);
   settings.shutdown_drain = env.seconds("SHUTDOWN_DRAIN", 0, 0, 3600);
+  try {
+    settings.trusted_proxies = http::TrustedProxies::parse(env.string_or("API_TRUSTED_PROXIES", ""));
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError("API_TRUSTED_PROXIES", e.what());
+  }
   settings.token_cache_ttl = env.seconds("TOKEN_CACHE_TTL", 30, 0, 3600);
   settings.response_cache_ttl = env.seconds("RESPONSE_CACHE_TTL", 60, 0, 3600);
   settings.response_cache_size = static_cast<std::size_t>(env.integer("RESPONSE_CACHE_SIZE", 10000, 0, 10000000));

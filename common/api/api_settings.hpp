@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/config/settings.hpp"
+#include "common/http/trusted_proxies.hpp"
 #include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/web/session_settings.hpp"
 
@@ -61,6 +62,9 @@ struct ApiSettings {
   jobs::EnqueuerWakeupSettings enqueuer_wakeup;
   // SESSION_TTL and SESSION_COOKIE_SECURE: the rider pages' sessions (common/web/).
   web::SessionSettings sessions;
+  // API_TRUSTED_PROXIES, default empty: addresses and CIDRs of the proxies (HAProxy) whose
+  // X-Forwarded-For names the client for origin_ip, the access log and per-address bounds.
+  http::TrustedProxies trusted_proxies;
   static ApiSettings from_env(const config::Environment& env);
 };
 

@@ -457,7 +457,11 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     // The request stays here, its storage reused, when it is answered on this thread; a handler
     // elsewhere takes it.
     Request& request = request_;
-    if (request.remote_address != remote_address_) request.remote_address = remote_address_;
+    if (core_.options.trusted_proxies.empty()) {
+      if (request.remote_address != remote_address_) request.remote_address = remote_address_;
+    } else {
+      request.remote_address = core_.options.trusted_proxies.client_address(remote_address_, request.headers);
+    }
 
     core_.begin_request();
     counted_ = true;

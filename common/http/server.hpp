@@ -12,6 +12,7 @@
 
 #include "common/http/dispatch.hpp"
 #include "common/http/message.hpp"
+#include "common/http/trusted_proxies.hpp"
 
 namespace rr::http {
 
@@ -42,6 +43,9 @@ struct ServerOptions {
   // Requests running as fibers at once at most (Lane::fibers); beyond it, and with 0, they go to
   // the workers' queue as Lane::workers requests do.
   std::size_t max_fibers = 0;
+  // Peers whose X-Forwarded-For names the client (Request::remote_address); from others it is
+  // ignored.
+  TrustedProxies trusted_proxies;
 };
 
 class Server {

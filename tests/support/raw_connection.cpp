@@ -27,8 +27,17 @@ std::size_t content_length(const std::string& head) {
 
 }  // namespace
 
-RawConnection::RawConnection(std::uint16_t port) {
+RawConnection::RawConnection(std::uint16_t port, const std::string& source_address) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (!source_address.empty()) {
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, source_address.c_str(), &source.sin_addr) != 1 ||
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot bind to " + source_address);
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

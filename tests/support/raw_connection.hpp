@@ -11,7 +11,9 @@ namespace rr::test {
 
 class RawConnection {
  public:
-  explicit RawConnection(std::uint16_t port);
+  // To 127.0.0.1:port, from `source_address` (any loopback address, such as 127.0.0.2, to be a
+  // client other than 127.0.0.1) or from 127.0.0.1 when empty.
+  explicit RawConnection(std::uint16_t port, const std::string& source_address = "");
   ~RawConnection();
   RawConnection(const RawConnection&) = delete;
   RawConnection& operator=(const RawConnection&) = delete;
