@@ -44,6 +44,7 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   } catch (const std::invalid_argument& e) {
     throw config::ConfigError("API_TRUSTED_PROXIES", e.what());
   }
+  settings.auth_failures_per_minute = static_cast<std::size_t>(env.integer("AUTH_FAILURES_PER_MINUTE", 20, 1, 1000000));
   settings.token_cache_ttl = env.seconds("TOKEN_CACHE_TTL", 30, 0, 3600);
   settings.response_cache_ttl = env.seconds("RESPONSE_CACHE_TTL", 60, 0, 3600);
   settings.response_cache_size = static_cast<std::size_t>(env.integer("RESPONSE_CACHE_SIZE", 10000, 0, 10000000));

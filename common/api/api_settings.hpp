@@ -65,6 +65,9 @@ struct ApiSettings {
   // API_TRUSTED_PROXIES, default empty: addresses and CIDRs of the proxies (HAProxy) whose
   // X-Forwarded-For names the client for origin_ip, the access log and per-address bounds.
   http::TrustedProxies trusted_proxies;
+  // AUTH_FAILURES_PER_MINUTE, default 20: failed authentications (unknown tokens, failed sign-ins)
+  // one client address may cost the database a minute; beyond it 429 with Retry-After.
+  std::size_t auth_failures_per_minute = 20;
   static ApiSettings from_env(const config::Environment& env);
 };
 

@@ -84,7 +84,8 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       finished_(settings.response_cache_size, settings.response_cache_ttl),
       runner_(pool_, std::move(runner_options)),
       enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
-      authenticator_(pool_, tokens_),
+      failed_auth_({.failures_per_minute = settings.auth_failures_per_minute}),
+      authenticator_(pool_, tokens_, failed_auth_),
       key_waiters_(pool_, {.max_waiters = idempotency::kMaxKeyWaitersPerProcess,
                            .max_waiters_per_user = settings.idempotency_max_waiters_per_user,
                            .lock_timeout = settings.workflow.lock_timeout}),
@@ -95,7 +96,7 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
       riders_(sessions_, in_flight_),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
       metrics_page_(pool_, runner_) {
-  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_, sessions_, riders_};
+  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_, sessions_, riders_, failed_auth_};
   for (const auto& route : all_routes()) endpoints_.push_back(route.make_endpoint(route, with));
 }
 

@@ -19,6 +19,7 @@
 #include "common/api/in_flight_per_user.hpp"
 #include "common/api/metrics_page.hpp"
 #include "common/api/routes.hpp"
+#include "common/auth/auth_failure_throttle.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/http/dispatch.hpp"
@@ -84,6 +85,7 @@ class App {
   idempotency::PhaseRunner runner_;
   // Null when ENQUEUER_WAKEUP_DEBOUNCE is 0. Declared before the endpoints that hand it to flows.
   std::unique_ptr<jobs::EnqueuerWakeup> enqueuer_wakeup_;
+  auth::AuthFailureThrottle failed_auth_;
   Authenticator authenticator_;
   // Requests waiting for a key in flight (Prefer: wait=N); its poller uses pool_.
   idempotency::KeyWaiters key_waiters_;

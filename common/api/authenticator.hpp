@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "common/auth/auth_failure_throttle.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
@@ -13,9 +14,11 @@ namespace rr::api {
 
 class Authenticator {
  public:
-  Authenticator(db::ConnectionPool& pool, auth::TokenCache& tokens) : pool_(pool), tokens_(tokens) {}
+  Authenticator(db::ConnectionPool& pool, auth::TokenCache& tokens, auth::AuthFailureThrottle& failures)
+      : pool_(pool), tokens_(tokens), failures_(failures) {}
 
-  // Throws ApiError 401 for a missing, malformed or unknown token.
+  // Throws ApiError 401 for a missing, malformed or unknown token; 429 with Retry-After, without
+  // asking the database, for a token the cache does not know from an address that failed too often.
   auth::User user_of(const http::Request& request);
   // The user when the cache knows the token; never touches the database. Throws ApiError 401 when
   // the request carries no bearer token.
@@ -24,6 +27,7 @@ class Authenticator {
  private:
   db::ConnectionPool& pool_;
   auth::TokenCache& tokens_;
+  auth::AuthFailureThrottle& failures_;
 };
 
 }  // namespace rr::api

@@ -60,7 +60,7 @@ const Route kEndpoints[] = {
     {.method = "POST",
      .path_template = "/session",
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<web::SignInEndpoint>(with.sessions);
+       return std::make_unique<web::SignInEndpoint>(with.sessions, with.failed_auth);
      }},
     {.method = "POST",
      .path_template = "/session/end",

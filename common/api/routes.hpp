@@ -16,6 +16,7 @@
 #include "common/api/database_readiness.hpp"
 #include "common/api/endpoint.hpp"
 #include "common/api/flow_endpoint.hpp"
+#include "common/auth/auth_failure_throttle.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/flows/flow_registry.hpp"
 #include "common/http/dispatch.hpp"
@@ -33,6 +34,7 @@ struct Collaborators {
   const std::atomic<bool>& draining;
   web::SessionStore& sessions;  // the rider pages'
   web::SignedInRiders& riders;  // the pages' signed-in riders, counted per user as the API's callers
+  auth::AuthFailureThrottle& failed_auth;
 };
 
 struct Route {

@@ -2,19 +2,22 @@
 #pragma once
 
 #include "common/api/endpoint.hpp"
+#include "common/auth/auth_failure_throttle.hpp"
 #include "common/web/session_store.hpp"
 
 namespace rr::web {
 
 class SignInEndpoint : public api::Endpoint {
  public:
-  explicit SignInEndpoint(SessionStore& sessions) : sessions_(sessions) {}
+  SignInEndpoint(SessionStore& sessions, auth::AuthFailureThrottle& failures)
+      : sessions_(sessions), failures_(failures) {}
   // 403 for a CSRF pair that does not match (nothing written), 401 for a token that is not one of
   // ours; both show the form again.
   http::Response handle(const http::Request& request, const flows::PathArguments& arguments) override;
 
  private:
   SessionStore& sessions_;
+  auth::AuthFailureThrottle& failures_;  // a sign-in's token is unproven until it is looked up
 };
 
 }  // namespace rr::web

@@ -1,0 +1,128 @@
+// Failed authentication bounded per client address (issue 34, point 2): the throttle's windows and
+// table alone, then over real HTTP a flood of unknown tokens and of failed sign-ins from 127.0.0.1
+// answered 401 at most AUTH_FAILURES_PER_MINUTE times and 429 with Retry-After after that, while
+// a valid token from 127.0.0.2, and a valid token the cache knows from 127.0.0.1, answer 200.
+#include "common/auth/auth_failure_throttle.hpp"
+
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "common/auth/tokens.hpp"
+#include "common/auth/users.hpp"
+#include "support/api_process.hpp"
+#include "support/raw_connection.hpp"
+#include "support/test_database.hpp"
+
+using rr::auth::AuthFailureThrottle;
+using namespace rr::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int kFailuresPerMinute = 20;
+constexpr int kAttempts = 200;
+
+std::string get_rides(std::uint16_t port, const std::string& token, const std::string& source = "") {
+  RawConnection connection(port, source);
+  connection.send("GET /rides HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n");
+  return connection.read_response();
+}
+
+// POST /session with this token and a matching double-submit CSRF pair.
+std::string sign_in(std::uint16_t port, const std::string& token) {
+  const std::string csrf(64, 'a');
+  std::string body = "token=" + token + "&csrf_token=" + csrf;
+  RawConnection connection(port);
+  connection.send("POST /session HTTP/1.1\r\nHost: x\r\nCookie: rr_csrf=" + csrf +
+                  "\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n" + body);
+  return connection.read_response();
+}
+
+struct Counts {
+  int unauthorized = 0, throttled = 0, other = 0;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(auth_failure_throttle)
+
+BOOST_AUTO_TEST_CASE(an_address_is_refused_after_its_failures_until_its_minute_ends) {
+  AuthFailureThrottle throttle({.failures_per_minute = 3, .max_addresses = 10});
+  auto start = AuthFailureThrottle::Clock::now();
+  for (int i = 0; i < 3; ++i) {
+    BOOST_TEST(!throttle.retry_after("192.0.2.1", start));
+    throttle.record_failure("192.0.2.1", start);
+  }
+  auto refused = throttle.retry_after("192.0.2.1", start + 10s);
+  BOOST_REQUIRE(refused);
+  BOOST_TEST(*refused == 50);
+  BOOST_TEST(!throttle.retry_after("192.0.2.2", start + 10s));  // others are unaffected
+  BOOST_TEST(!throttle.retry_after("192.0.2.1", start + 60s));  // a new minute
+}
+
+BOOST_AUTO_TEST_CASE(a_full_table_forgets_ended_windows_then_shares_one) {
+  AuthFailureThrottle throttle({.failures_per_minute = 2, .max_addresses = 2});
+  auto start = AuthFailureThrottle::Clock::now();
+  throttle.record_failure("192.0.2.1", start);
+  throttle.record_failure("192.0.2.2", start);
+  // Full, nothing ended: the third and fourth address share one window.
+  throttle.record_failure("192.0.2.3", start);
+  throttle.record_failure("192.0.2.4", start);
+  BOOST_TEST(throttle.addresses() == 2u);
+  BOOST_TEST(throttle.retry_after("192.0.2.5", start).has_value());
+  BOOST_TEST(!throttle.retry_after("192.0.2.1", start).has_value());
+  // A minute on, the ended windows make room.
+  throttle.record_failure("192.0.2.6", start + 61s);
+  BOOST_TEST(throttle.addresses() == 1u);
+  BOOST_TEST(!throttle.retry_after("192.0.2.7", start + 61s).has_value());
+}
+
+struct ThrottlingApi {
+  TestDatabase db;
+  StripeMock stripe;
+  std::string token = rr::auth::create_user(db.conn(), "guessed@example.com", "cus_guessed").token;
+  std::string other_token = rr::auth::create_user(db.conn(), "elsewhere@example.com", "cus_elsewhere").token;
+  ApiProcess process{db, stripe, {{"AUTH_FAILURES_PER_MINUTE", std::to_string(kFailuresPerMinute)}}};
+  std::uint16_t port = process.port();
+
+  Counts count(const std::function<std::string()>& attempt) {
+    Counts counts;
+    for (int i = 0; i < kAttempts; ++i) {
+      auto answer = attempt();
+      int status = status_of(answer);
+      if (status == 401) {
+        ++counts.unauthorized;
+      } else if (status == 429) {
+        ++counts.throttled;
+        BOOST_TEST(std::stoi(header_of(answer, "Retry-After")) >= 1, answer);
+      } else {
+        ++counts.other;
+        BOOST_TEST_MESSAGE(answer);
+      }
+    }
+    return counts;
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(unknown_tokens_from_one_address_meet_429_while_others_are_served, ThrottlingApi) {
+  BOOST_TEST(status_of(get_rides(port, token)) == 200);  // cached before the flood
+  auto counts = count([&] { return get_rides(port, rr::auth::generate_token()); });
+  BOOST_TEST(counts.unauthorized == kFailuresPerMinute);
+  BOOST_TEST(counts.throttled == kAttempts - kFailuresPerMinute);
+  BOOST_TEST(counts.other == 0);
+  BOOST_TEST(status_of(get_rides(port, other_token, "127.0.0.2")) == 200);
+  // Proven tokens (the cache knows both now) from the throttled address.
+  BOOST_TEST(status_of(get_rides(port, token)) == 200);
+  BOOST_TEST(status_of(get_rides(port, other_token)) == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(failed_sign_ins_from_one_address_meet_429, ThrottlingApi) {
+  auto counts = count([&] { return sign_in(port, rr::auth::generate_token()); });
+  BOOST_TEST(counts.unauthorized == kFailuresPerMinute);
+  BOOST_TEST(counts.throttled == kAttempts - kFailuresPerMinute);
+  BOOST_TEST(counts.other == 0);
+  BOOST_TEST(status_of(get_rides(port, other_token, "127.0.0.2")) == 200);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
