@@ -11,6 +11,7 @@
 #include "common/auth/users.hpp"
 #include "support/api_process.hpp"
 #include "support/raw_connection.hpp"
+#include "support/ride_fixture.hpp"
 #include "support/test_database.hpp"
 
 using rr::auth::AuthFailureThrottle;
@@ -25,6 +26,17 @@ constexpr int kAttempts = 200;
 std::string get_rides(std::uint16_t port, const std::string& token, const std::string& source = "") {
   RawConnection connection(port, source);
   connection.send("GET /rides HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n");
+  return connection.read_response();
+}
+
+// POST /rides with this token: the flow endpoint authenticates on its own connection.
+std::string post_ride(std::uint16_t port, const std::string& token) {
+  const std::string& form = RideFixture::kDefaultForm;
+  RawConnection connection(port);
+  connection.send(
+      "POST /rides HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\nIdempotency-Key: " + new_key() +
+      "\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " + std::to_string(form.size()) +
+      "\r\n\r\n" + form);
   return connection.read_response();
 }
 
@@ -123,6 +135,17 @@ BOOST_FIXTURE_TEST_CASE(failed_sign_ins_from_one_address_meet_429, ThrottlingApi
   BOOST_TEST(counts.throttled == kAttempts - kFailuresPerMinute);
   BOOST_TEST(counts.other == 0);
   BOOST_TEST(status_of(get_rides(port, other_token, "127.0.0.2")) == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_tokens_on_post_rides_meet_429_and_write_nothing, ThrottlingApi) {
+  auto counts = count([&] { return post_ride(port, rr::auth::generate_token()); });
+  BOOST_TEST(counts.unauthorized == kFailuresPerMinute);
+  BOOST_TEST(counts.throttled == kAttempts - kFailuresPerMinute);
+  BOOST_TEST(counts.other == 0);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys") == "0");
+  BOOST_TEST(status_of(post_ride(port, other_token)) == 429);  // unproven from the throttled address
+  BOOST_TEST(status_of(get_rides(port, other_token, "127.0.0.2")) == 200);
+  BOOST_TEST(status_of(post_ride(port, other_token)) == 201);  // proven now: the cache knows it
 }
 
 BOOST_AUTO_TEST_SUITE_END()

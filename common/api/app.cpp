@@ -90,7 +90,7 @@ App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
                            .max_waiters_per_user = settings.idempotency_max_waiters_per_user,
                            .lock_timeout = settings.workflow.lock_timeout}),
       flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get(),
-              &key_waiters_, settings.idempotency_max_wait}),
+              &key_waiters_, settings.idempotency_max_wait, &failed_auth_}),
       sessions_(pool_, settings_.sessions),
       in_flight_(settings.max_in_flight_per_user),
       riders_(sessions_, in_flight_),

@@ -158,6 +158,14 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
   key_request.path = request.path;
   key_request.params_json = request.params_json;
   key_request.origin_ip = request.remote_address;
+  // Before a connection is taken: a token the cache does not know is unproven, and an address
+  // that failed too often must not cost the database another lookup.
+  if (!user && deps_.failed_auth && !auth::cached_user(deps_.tokens, request.token)) {
+    if (auto seconds = deps_.failed_auth->retry_after(request.remote_address)) {
+      throw ApiError(429, "rate_limit_error", "Too many failed authentications from this address; try again later.",
+                     *seconds);
+    }
+  }
 
   // Built once the user is known (the provider customer is theirs), before the key: the flow's
   // first phase may create the key itself, in the same round trip.
@@ -172,7 +180,10 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
       // open (with the connection) for the first phase; otherwise the connection goes back here.
       auto conn = deps_.pool.acquire();
       if (!user) user = fiber::blocking([&] { return auth::authenticate_cached(deps_.tokens, conn, request.token); });
-      if (!user) throw ApiError(401, "authentication_error", "The bearer token is not valid.");
+      if (!user) {
+        if (deps_.failed_auth) deps_.failed_auth->record_failure(request.remote_address);
+        throw ApiError(401, "authentication_error", "The bearer token is not valid.");
+      }
       key_request.user_id = user->id;
       if (!flow) flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id, deps_.enqueuer_wakeup});
       acquired = idempotency::begin_key(std::move(conn), key_request, deps_.lock_timeout, creating_call_of(*flow));

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/auth/auth_failure_throttle.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
@@ -54,6 +55,8 @@ class FlowEndpoint {
     // (IDEMPOTENCY_MAX_WAIT); null or 0: never, 409 at once.
     idempotency::KeyWaiters* waiters = nullptr;
     std::chrono::seconds max_wait{0};
+    // Failed authentication per address (AUTH_FAILURES_PER_MINUTE); null: unbounded.
+    auth::AuthFailureThrottle* failed_auth = nullptr;
   };
   explicit FlowEndpoint(Dependencies dependencies) : deps_(dependencies) {}
 
