@@ -33,12 +33,13 @@ rr::http::Request get(const std::string& path, const std::string& token) {
 }
 
 // GET /rides/{id} built as App builds it, with only its collaborators: a pool and an
-// authenticator over a token cache.
+// authenticator over a token cache and a throttle of failures.
 struct GetRideUnit {
   rr::test::TestDatabase db;
   rr::db::ConnectionPool pool{db.url(), db.session_options(), 2, 1s};
   rr::auth::TokenCache tokens{100, 60s};
-  rr::api::Authenticator authenticator{pool, tokens};
+  rr::auth::AuthFailureThrottle failed_auth{{}};
+  rr::api::Authenticator authenticator{pool, tokens, failed_auth};
   rr::api::GetRideEndpoint endpoint{pool, authenticator};
   rr::auth::CreatedUser alice = rr::auth::create_user(db.conn(), "alice@example.com", "cus_alice");
   rr::auth::CreatedUser bob = rr::auth::create_user(db.conn(), "bob@example.com", "cus_bob");
