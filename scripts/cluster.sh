@@ -161,12 +161,17 @@ capture_settings() {
     # The provider keys' secret: the caller's, else 32 random bytes in hex, made once here so
     # that every member, and a member started again later, has the same one.
     echo "PROVIDER_KEY_SECRET=${PROVIDER_KEY_SECRET:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
+    # HAProxy reaches the APIs from loopback: trusting its X-Forwarded-For there makes origin_ip,
+    # the access log and the per-address bounds (AUTH_FAILURES_PER_MINUTE) see each client's own
+    # address instead of HAProxy's (a client's own X-Forwarded-For is never believed).
+    echo "API_TRUSTED_PROXIES=${API_TRUSTED_PROXIES:-127.0.0.1}"
     while IFS= read -r name; do
       case "$name" in
         DATABASE_URL | DATABASE_PREPARED_STATEMENTS | REDIS_URL | STRIPE_API_BASE | STRIPE_API_KEY | \
-          SHUTDOWN_DRAIN | LISTEN_DATABASE_URL | PROVIDER_KEY_SECRET) continue ;;
+          SHUTDOWN_DRAIN | LISTEN_DATABASE_URL | PROVIDER_KEY_SECRET | API_TRUSTED_PROXIES) continue ;;
         DATABASE_POOL_SIZE | API_WORKERS | API_IO_THREADS | RESPONSE_CACHE_* | SHUTDOWN_TIMEOUT | \
-          TOKEN_CACHE_TTL | STRIPE_TIMEOUT | IDEMPOTENCY_KEY_LOCK_TIMEOUT | COMPLETER_* | ENQUEUER_* | \
+          TOKEN_CACHE_TTL | STRIPE_TIMEOUT | IDEMPOTENCY_* | API_MAX_* | API_FIBERS | AUTH_FAILURES_PER_MINUTE | \
+          COMPLETER_* | ENQUEUER_* | \
           REAPER_* | MOCK_* | ASAN_OPTIONS | UBSAN_OPTIONS | LSAN_OPTIONS | TZ) ;;
         *) continue ;;
       esac

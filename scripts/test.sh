@@ -14,7 +14,10 @@ cleanup() {
   rm -rf "$servers_dir"
 }
 trap cleanup EXIT INT TERM
-server_env=$(scripts/local-servers.sh start "$servers_dir" --fast)
+# pg_stat_statements: tests that bound what reaches PostgreSQL (auth_failure_throttle_test)
+# read its counts, which move as each statement ends.
+server_env=$(PG_EXTRA_OPTS=${PG_EXTRA_OPTS:-"-c shared_preload_libraries=pg_stat_statements"} \
+  scripts/local-servers.sh start "$servers_dir" --fast)
 eval "$server_env"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

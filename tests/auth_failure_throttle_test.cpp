@@ -1,10 +1,13 @@
 // Failed authentication bounded per client address (issue 34, point 2): the throttle's windows and
 // table alone, then over real HTTP a flood of unknown tokens and of failed sign-ins from 127.0.0.1
 // answered 401 at most AUTH_FAILURES_PER_MINUTE times and 429 with Retry-After after that, while
-// a valid token from 127.0.0.2, and a valid token the cache knows from 127.0.0.1, answer 200.
+// a valid token from 127.0.0.2, and a valid token the cache knows from 127.0.0.1, answer 200. The
+// database's own count (pg_stat_statements, which scripts/test.sh loads) shows that no more token
+// lookups than AUTH_FAILURES_PER_MINUTE reached it during a flood.
 #include "common/auth/auth_failure_throttle.hpp"
 
 #include <boost/test/unit_test.hpp>
+#include <cstdint>
 #include <string>
 
 #include "common/auth/tokens.hpp"
@@ -90,8 +93,30 @@ BOOST_AUTO_TEST_CASE(a_full_table_forgets_ended_windows_then_shares_one) {
   BOOST_TEST(!throttle.retry_after("192.0.2.7", start + 61s).has_value());
 }
 
+// The token lookups PostgreSQL ran in this test's database: the API's bearer-token query and the
+// sign-in function, as pg_stat_statements counts them (updated as each statement ends, unlike the
+// cumulative statistics views, which backends flush up to seconds later).
+std::int64_t token_lookups(TestDatabase& db) {
+  return std::stoll(db.scalar(
+      "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
+      "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+      "AND (query LIKE '%FROM api_tokens t JOIN users%' OR query LIKE '%rider_session_sign_in(%')"));
+}
+
+bool statements_are_counted(TestDatabase& db) {
+  try {
+    db.scalar("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    db.scalar("SELECT count(*) FROM pg_stat_statements");
+    return true;
+  } catch (const std::exception& error) {
+    BOOST_TEST_MESSAGE(error.what());
+    return false;
+  }
+}
+
 struct ThrottlingApi {
   TestDatabase db;
+  bool counted = statements_are_counted(db);
   StripeMock stripe;
   std::string token = rr::auth::create_user(db.conn(), "guessed@example.com", "cus_guessed").token;
   std::string other_token = rr::auth::create_user(db.conn(), "elsewhere@example.com", "cus_elsewhere").token;
@@ -118,8 +143,12 @@ struct ThrottlingApi {
 };
 
 BOOST_FIXTURE_TEST_CASE(unknown_tokens_from_one_address_meet_429_while_others_are_served, ThrottlingApi) {
+  BOOST_REQUIRE_MESSAGE(counted, "start PostgreSQL with shared_preload_libraries=pg_stat_statements "
+                                  "(scripts/test.sh does)");
   BOOST_TEST(status_of(get_rides(port, token)) == 200);  // cached before the flood
+  auto lookups_before = token_lookups(db);
   auto counts = count([&] { return get_rides(port, rr::auth::generate_token()); });
+  BOOST_TEST(token_lookups(db) - lookups_before == kFailuresPerMinute);
   BOOST_TEST(counts.unauthorized == kFailuresPerMinute);
   BOOST_TEST(counts.throttled == kAttempts - kFailuresPerMinute);
   BOOST_TEST(counts.other == 0);
@@ -130,7 +159,10 @@ BOOST_FIXTURE_TEST_CASE(unknown_tokens_from_one_address_meet_429_while_others_ar
 }
 
 BOOST_FIXTURE_TEST_CASE(failed_sign_ins_from_one_address_meet_429, ThrottlingApi) {
+  BOOST_REQUIRE(counted);
+  auto lookups_before = token_lookups(db);
   auto counts = count([&] { return sign_in(port, rr::auth::generate_token()); });
+  BOOST_TEST(token_lookups(db) - lookups_before == kFailuresPerMinute);
   BOOST_TEST(counts.unauthorized == kFailuresPerMinute);
   BOOST_TEST(counts.throttled == kAttempts - kFailuresPerMinute);
   BOOST_TEST(counts.other == 0);
@@ -138,7 +170,10 @@ BOOST_FIXTURE_TEST_CASE(failed_sign_ins_from_one_address_meet_429, ThrottlingApi
 }
 
 BOOST_FIXTURE_TEST_CASE(unknown_tokens_on_post_rides_meet_429_and_write_nothing, ThrottlingApi) {
+  BOOST_REQUIRE(counted);
+  auto lookups_before = token_lookups(db);
   auto counts = count([&] { return post_ride(port, rr::auth::generate_token()); });
+  BOOST_TEST(token_lookups(db) - lookups_before == kFailuresPerMinute);
   BOOST_TEST(counts.unauthorized == kFailuresPerMinute);
   BOOST_TEST(counts.throttled == kAttempts - kFailuresPerMinute);
   BOOST_TEST(counts.other == 0);

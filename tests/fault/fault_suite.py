@@ -911,6 +911,14 @@ class Traffic:
         self.client_errors = []
         # Every 2xx a client got: (sent, ended, replayed), for the HA profiles' unavailability.
         self.ok_times = []
+        # Every 429 a good client got for its address's failed authentications: (sent, key). There
+        # must be none: only the hostile client's address fails to authenticate.
+        self.auth_throttled = []
+
+    def _throttled(self, sent, status, data, key):
+        if status == 429 and AUTH_THROTTLED in data:
+            with self.lock:
+                self.auth_throttled.append((sent, key))
 
     def _ok(self, sent, status, replayed):
         if status is not None and 200 <= status < 300:
@@ -1017,6 +1025,7 @@ class Traffic:
             record.last = time.time()
             record.statuses[status] += 1
             self._ok(sent, status, response_headers.get("idempotent-replayed") == "true")
+            self._throttled(sent, status, data, key)
             # 409 (key in flight) and 429 (too many of this user's requests in progress) are
             # "retry later", not answers.
             if status is not None and (200 <= status < 300 or (400 <= status < 500 and status not in (409, 429))):
@@ -1048,6 +1057,7 @@ class Traffic:
             return
         self._note(sent, status, record.key)
         self._ok(sent, status, response_headers.get("idempotent-replayed") == "true")
+        self._throttled(sent, status, data, record.key)
         if 200 <= status < 300 or (400 <= status < 500 and status not in (409, 429)):
             with self.lock:
                 record.extra.append((status, data, response_headers.get("idempotent-replayed") == "true"))
@@ -1062,6 +1072,16 @@ class Traffic:
 HOSTILE_PREFIX = "hostile-invalid-"
 # The hostile user's own valid keys (its flood of POST /rides).
 HOSTILE_FLOOD_PREFIX = "hostile-flood-"
+# The hostile client's own loopback address: the API must see it, not HAProxy's, as the client's
+# (API_TRUSTED_PROXIES), so that its floods of unknown tokens are throttled for it alone
+# (AUTH_FAILURES_PER_MINUTE) while the good clients, on 127.0.0.1, are never; origin_ip names it.
+HOSTILE_ADDRESS = "127.0.0.66"
+GOOD_ADDRESS = "127.0.0.1"
+# The bounds the suite gives its APIs, low so that the hostile floods meet them within a burst.
+AUTH_FAILURES_PER_MINUTE = 5
+IDEMPOTENCY_MAX_WAITERS_PER_USER = 3
+# The body of the API's 429 for an address past AUTH_FAILURES_PER_MINUTE (docs/http-api.md).
+AUTH_THROTTLED = b"Too many failed authentications"
 # The second request pipelined behind every smuggling shape: an answer to it on the same
 # connection would mean the API read it as a request of its own.
 PIPELINED = b"GET /healthz HTTP/1.1\r\nHost: rocket-rides\r\n\r\n"
@@ -1133,7 +1153,7 @@ class HostileRecord:
     """One hostile probe (one connection, or one request of a flood) and what came back."""
 
     __slots__ = ("kind", "port", "direct", "sent", "ended", "expected", "strict", "answers", "rest", "closed",
-                 "error", "key", "detail")
+                 "error", "key", "detail", "headers")
 
     def __init__(self, kind, port, direct, expected, strict, key=None, detail=""):
         self.kind = kind
@@ -1149,6 +1169,7 @@ class HostileRecord:
         self.error = None  # connection error or timeout before a complete first answer
         self.key = key  # its Idempotency-Key, if it sent one
         self.detail = detail
+        self.headers = {}  # the first answer's headers (names in lower case)
 
 
 class Hostile:
@@ -1175,6 +1196,8 @@ class Hostile:
         self.records = []
         self.flood_keys = {}  # key -> params of every valid key the hostile user sent
         self.flood_answers = []  # (key, status, body) of final answers (201/402) to the flood
+        self.token_bursts = []  # (APIs it could reach, [records]) of each flood of unknown tokens
+        self.waiter_bursts = []  # (the key's first request, [records of its waiters]) of each waiter flood
         self.kinds = collections.Counter()
         self.threads = []
         self.errors = []
@@ -1188,11 +1211,11 @@ class Hostile:
     def _run(self, index):
         rng = random.Random("%s-hostile-%d" % (self.seed, index))
         probes = [(self.long_method, 3), (self.smuggle, 6), (self.idle, 1), (self.drip, 2), (self.flood, 1),
-                  (self.invalid, 6)]
+                  (self.invalid, 6), (self.token_flood, 1), (self.waiter_flood, 1)]
         try:
             while not self.stop_new.is_set() and not self.abort.is_set():
                 if self.provider_slow.is_set() and rng.random() < 0.5:
-                    probe = self.flood
+                    probe = rng.choice([self.flood, self.waiter_flood])
                 else:
                     probe = rng.choices([p for p, _ in probes], weights=[w for _, w in probes])[0]
                 probe(rng)
@@ -1218,6 +1241,12 @@ class Hostile:
             return "", True
         return "Authorization: Bearer hostile-%s\r\n" % uuid.UUID(int=rng.getrandbits(128)).hex, True
 
+    @staticmethod
+    def _unauthenticated(auth):
+        """What a request without a valid token may get: 401, and for a token that is no token
+        also 429 once this address is past AUTH_FAILURES_PER_MINUTE."""
+        return {401, 429} if "Bearer hostile-" in auth else {401}
+
     # -- the exchange ---------------------------------------------------------------------------
 
     def exchange(self, record, data, drip=None, read_to_close=False):
@@ -1229,7 +1258,8 @@ class Hostile:
         sock = None
         got = b""
         try:
-            sock = socket.create_connection(("127.0.0.1", record.port), timeout=self.request_timeout)
+            sock = socket.create_connection(("127.0.0.1", record.port), timeout=self.request_timeout,
+                                            source_address=(HOSTILE_ADDRESS, 0))
             record.sent = time.time()
             if drip:
                 rng, seconds = drip
@@ -1280,6 +1310,7 @@ class Hostile:
             record.ended = time.time()
         answers, rest = parse_responses(got)
         record.answers = [(status, from_api(headers, body), body) for status, headers, body in answers]
+        record.headers = answers[0][1] if answers else {}
         record.rest = rest
         if not answers and record.error is None:
             record.error = "no complete answer (%d bytes%s)" % (len(got), ", closed" if record.closed else "")
@@ -1427,7 +1458,7 @@ class Hostile:
                     % (rng.randint(1, 5), auth)).encode()
             # 429 too: another hostile thread's flood may hold all of this user's places in
             # progress (API_MAX_IN_FLIGHT_PER_USER) while the head drips in.
-            expected = {401} if anonymous else {200, 429}
+            expected = self._unauthenticated(auth) if anonymous else {200, 429}
         else:
             key = self._key(rng)
             data = ("POST /rides HTTP/1.1\r\nHost: rocket-rides\r\n%sIdempotency-Key: %s\r\n"
@@ -1435,7 +1466,7 @@ class Hostile:
                     % (auth, key)).encode()
             # No parameters: 422; without a token 401, or 422 still (a token of the wrong user
             # is looked up only after the request is valid).
-            expected = {401, 422} if anonymous else {422}
+            expected = self._unauthenticated(auth) | {422} if anonymous else {422}
         port, direct = self._target(rng)
         seconds = rng.uniform(1.0, 4.0)
         self.exchange(HostileRecord("drip", port, direct, expected, strict=False,
@@ -1472,6 +1503,57 @@ class Hostile:
         if record.answers and record.answers[0][0] in (201, 402):
             with self.lock:
                 self.flood_answers.append((record.key, record.answers[0][0], record.answers[0][2]))
+
+    def token_flood(self, rng):
+        """Unknown bearer tokens one after another, more than AUTH_FAILURES_PER_MINUTE allows this
+        address (the suite gives the APIs a low one): past it 429 with Retry-After, and never more
+        401s than the bound lets through (checked in check_hostile, per burst)."""
+        port, direct = self._target(rng)
+        apis = 1 if direct else len(self.direct_ports)
+        records = []
+        for i in range((2 * AUTH_FAILURES_PER_MINUTE + 5) * apis):
+            if self.abort.is_set():
+                break
+            data = ("GET /rides HTTP/1.1\r\nHost: rocket-rides\r\nAuthorization: Bearer hostile-%s\r\n"
+                    "Connection: close\r\n\r\n" % uuid.UUID(int=rng.getrandbits(128)).hex).encode()
+            records.append(self.exchange(HostileRecord("token_flood", port, direct, {401, 429}, strict=False,
+                                                       detail="#%d" % i), data))
+        with self.lock:
+            self.token_bursts.append((apis, records))
+
+    def waiter_flood(self, rng):
+        """One new key of the hostile user, then, while it is in flight, a burst of requests for it
+        with Prefer: wait, straight to the API that runs it: at most IDEMPOTENCY_MAX_WAITERS_PER_USER
+        of them wait, the rest get 429 (checked in check_hostile). Only 201, 402, 409, 429 or 503."""
+        port = rng.choice(self.direct_ports)
+        key = self._key(rng, HOSTILE_FLOOD_PREFIX)
+        params = [("origin_lat", "%.6f" % rng.uniform(-80, 80)), ("origin_lon", "%.6f" % rng.uniform(-170, 170)),
+                  ("target_lat", "%.6f" % rng.uniform(-80, 80)), ("target_lon", "%.6f" % rng.uniform(-170, 170))]
+        with self.lock:
+            self.flood_keys[key] = params
+        body = urllib.parse.urlencode(params)
+
+        def request(wait):
+            return ("POST /rides HTTP/1.1\r\nHost: rocket-rides\r\nAuthorization: Bearer %s\r\n"
+                    "Idempotency-Key: %s\r\n%sContent-Type: application/x-www-form-urlencoded\r\n"
+                    "Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (
+                        self.token, key, "Prefer: wait=%d\r\n" % wait if wait else "", len(body), body)).encode()
+
+        expected = {201, 402, 409, 429, 503}
+        first = HostileRecord("waiter_flood", port, True, expected, strict=False, key=key, detail="first")
+        threads = [threading.Thread(target=self._flood_one, args=(first, request(0)), daemon=True)]
+        threads[0].start()
+        self.abort.wait(0.3)
+        waiters = [HostileRecord("waiter_flood", port, True, expected, strict=False, key=key, detail="waiter")
+                   for _ in range(IDEMPOTENCY_MAX_WAITERS_PER_USER + 6)]
+        for record in waiters:
+            t = threading.Thread(target=self._flood_one, args=(record, request(2)), daemon=True)
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join(self.request_timeout + 10)
+        with self.lock:
+            self.waiter_bursts.append((first, waiters))
 
     def invalid(self, rng):
         """A request of a shape the API refuses (400, or 422 where docs/http-api.md says so), with a key
@@ -1515,7 +1597,7 @@ class Hostile:
         }
         case = rng.choice(sorted(cases))
         headers, kind, body, status = cases[case]
-        expected = {status, 401} if anonymous else {status}
+        expected = {status} | self._unauthenticated(auth) if anonymous else {status}
         if headers is None:
             data = ("GET %s HTTP/1.1\r\nHost: rocket-rides\r\n%sConnection: close\r\n\r\n" % (kind, auth)).encode()
             sent_key = None
@@ -1596,7 +1678,9 @@ class Suite:
                                     "IDEMPOTENCY_", "MOCK_", "API_", "PORT", "METRICS_", "LOCAL_SERVERS"))}
         env.update({"DATABASE_URL": self.servers.database_url, "REDIS_URL": self.servers.redis_url,
                     "STRIPE_API_KEY": STRIPE_KEY, "STRIPE_API_BASE": "http://127.0.0.1:%d" % self.mock_port,
-                    "STRIPE_TIMEOUT": "1", "IDEMPOTENCY_KEY_LOCK_TIMEOUT": "3"})
+                    "STRIPE_TIMEOUT": "1", "IDEMPOTENCY_KEY_LOCK_TIMEOUT": "3",
+                    "AUTH_FAILURES_PER_MINUTE": str(AUTH_FAILURES_PER_MINUTE),
+                    "IDEMPOTENCY_MAX_WAITERS_PER_USER": str(IDEMPOTENCY_MAX_WAITERS_PER_USER)})
         if self.servers.sentinel:
             env.update({"REDIS_SENTINELS": self.servers.redis_sentinels,
                         "REDIS_SENTINEL_MASTER": self.servers.redis_sentinel_master, "REDIS_MIN_REPLICAS": "1",
@@ -1623,6 +1707,8 @@ class Suite:
         # The same settings the other profiles give their daemons; cluster.sh records them and
         # starts every member again with them.
         env.update({"STRIPE_API_KEY": STRIPE_KEY, "STRIPE_TIMEOUT": "1", "IDEMPOTENCY_KEY_LOCK_TIMEOUT": "3",
+                    "AUTH_FAILURES_PER_MINUTE": str(AUTH_FAILURES_PER_MINUTE),
+                    "IDEMPOTENCY_MAX_WAITERS_PER_USER": str(IDEMPOTENCY_MAX_WAITERS_PER_USER),
                     "ENQUEUER_IDLE_SLEEP": "1", "ENQUEUER_MAX_BACKOFF": "2", "COMPLETER_MIN_AGE": "2",
                     "COMPLETER_LAST_RUN_THRESHOLD": "1", "COMPLETER_IDLE_SLEEP": "1",
                     "COMPLETER_MAX_BACKOFF": "2", "SHUTDOWN_TIMEOUT": "5", "SHUTDOWN_DRAIN": "2",
@@ -2199,7 +2285,8 @@ class Suite:
         findings = collections.defaultdict(list)
         keys = self.servers.psql_json(
             "SELECT id, user_id, idempotency_key, recovery_point, locked_at IS NOT NULL AS locked, "
-            "response_code, response_body, payment_idempotency_key, request_path FROM idempotency_keys")
+            "response_code, response_body, payment_idempotency_key, request_path, host(origin_ip) AS origin_ip "
+            "FROM idempotency_keys")
         rides = self.servers.psql_json(
             "SELECT id, idempotency_key_id, stripe_charge_id, user_id, cancelled_at IS NOT NULL AS cancelled, "
             "stripe_refund_id, refund_idempotency_key FROM rides")
@@ -2854,6 +2941,8 @@ class Suite:
                 findings["hostile_mismatched_answers"].append("flood key %s: got %d %r, stored %s %r" % (
                     key, status, body[:200], k and k["response_code"], stored and stored[:200]))
 
+        bounds = self.check_hostile_bounds(keys, hostile_id, finding, findings)
+
         log("hostile probes: %s" % ", ".join("%s=%d" % kv for kv in sorted(h.kinds.items())))
         for kind, statuses in sorted(by_kind.items()):
             log("hostile %s first answers: %s" % (kind, ", ".join(
@@ -2869,8 +2958,75 @@ class Suite:
         result["hostile_no_answer"] = counts["no_answer"]
         result["hostile_rows"] = len(bad_rows)
         result["hostile_mismatched_answers"] = mismatched
+        result.update(bounds)
         if self.ha:
             result["hostile_failover_5xx"] = counts["failover_5xx"]
+        return result
+
+    def check_hostile_bounds(self, keys, hostile_id, finding, findings):
+        """8. The bounds the hostile floods meet (docs/http-api.md, "Hostile clients"):
+        - a burst of unknown tokens got at most twice AUTH_FAILURES_PER_MINUTE 401s from each API it
+          could reach (its minute may end inside the burst), the rest 429 with Retry-After;
+        - no good client ever got the 429 of failed authentications: the API throttled the hostile
+          client's address, not HAProxy's, which every client shares in the cluster profile;
+        - every key row's origin_ip is its client's own address (HOSTILE_ADDRESS for the hostile
+          user, GOOD_ADDRESS for the others), through HAProxy too (API_TRUSTED_PROXIES);
+        - of a burst of waiters on a key in flight all along, at most IDEMPOTENCY_MAX_WAITERS_PER_USER
+          waited; the others got 429 with Retry-After."""
+        h = self.hostile
+        counts = collections.Counter()
+
+        def bound_finding(name, rec, text):
+            counts[name] += 1
+            finding(name, rec, text)
+
+        for apis, records in h.token_bursts:
+            if not records or any(self.hostile_excused(r) for r in records):
+                counts["token_bursts_excused"] += 1
+                continue
+            counts["token_bursts"] += 1
+            unauthorized = sum(1 for r in records if r.answers and r.answers[0][0] == 401)
+            counts["token_burst_401s"] += unauthorized
+            if unauthorized > 2 * AUTH_FAILURES_PER_MINUTE * apis:
+                bound_finding("auth_unthrottled", records[0], "%d of %d unknown tokens answered 401 (bound %d for %d API%s)" % (
+                    unauthorized, len(records), 2 * AUTH_FAILURES_PER_MINUTE * apis, apis, "s" if apis > 1 else ""))
+        for apis, records in h.token_bursts:
+            for r in records:
+                if r.answers and r.answers[0][0] == 429 and not r.headers.get("retry-after", "").isdigit():
+                    finding("no_retry_after", r, "429 without Retry-After: %r" % (r.answers[0][2][:120],))
+        for sent, key in self.traffic.auth_throttled:
+            findings["good_client_auth_throttled"].append("%s key %s: 429 for failed authentications" % (
+                _clock(sent), key))
+        for k in keys:
+            want = HOSTILE_ADDRESS if k["user_id"] == hostile_id else GOOD_ADDRESS
+            if k["origin_ip"] != want:
+                counts["wrong_origin_ip"] += 1
+                findings["wrong_origin_ip"].append("key row %d of user %d: origin_ip %s, the client was %s" % (
+                    k["id"], k["user_id"], k["origin_ip"], want))
+        for first, waiters in h.waiter_bursts:
+            answered = [r for r in waiters if r.answers]
+            if (not first.answers or len(answered) < len(waiters) or self.hostile_excused(first)
+                    or any(self.hostile_excused(r) for r in waiters)
+                    or first.ended < max(r.ended for r in waiters)):
+                continue  # the key was not in flight all along, or a fault was
+            counts["waiter_bursts"] += 1
+            waited = [r for r in waiters if r.answers[0][0] in (201, 402, 409)]
+            refused = [r for r in waiters if r.answers[0][0] == 429]
+            counts["waiter_burst_waited"] += len(waited)
+            if len(waited) > IDEMPOTENCY_MAX_WAITERS_PER_USER:
+                bound_finding("waiters_unbounded", first, "%d of %d requests waited for key %s (bound %d)" % (
+                    len(waited), len(waiters), first.key, IDEMPOTENCY_MAX_WAITERS_PER_USER))
+            for r in refused:
+                if not r.headers.get("retry-after", "").isdigit():
+                    finding("no_retry_after", r, "429 without Retry-After: %r" % (r.answers[0][2][:120],))
+        log("hostile bounds: %d token bursts checked (%d excused, %d 401s in all), %d waiter bursts checked "
+            "(%d waited in all)" % (counts["token_bursts"], counts["token_bursts_excused"], counts["token_burst_401s"],
+                                    counts["waiter_bursts"], counts["waiter_burst_waited"]))
+        result = collections.OrderedDict()
+        result["hostile_auth_unthrottled"] = counts["auth_unthrottled"]
+        result["hostile_waiters_unbounded"] = counts["waiters_unbounded"]
+        result["good_client_auth_throttled"] = len(self.traffic.auth_throttled)
+        result["wrong_origin_ip"] = counts["wrong_origin_ip"]
         return result
 
     def in_leader_fault(self, rec):
@@ -2973,7 +3129,8 @@ class Suite:
                         "mismatched_answers": 1, "double_refunds": 1, "refund_violations": 2}
             if self.cluster:
                 expected["restart_errors"] = 1
-            expected.update(hostile_rows=1, hostile_5xx=1, hostile_second_answers=1)
+            expected.update(hostile_rows=1, hostile_5xx=1, hostile_second_answers=1, hostile_auth_unthrottled=1,
+                            good_client_auth_throttled=1, wrong_origin_ip=1, hostile_waiters_unbounded=1)
             missed = [name for name, least in expected.items() if result[name] < least]
             verdict = "CHECKER_MISSED_%s" % ",".join(missed) if missed else "CHECKER_OK"
             print("%s seed=%d elapsed=%.0fs planted=%d result=%s" % (
@@ -3045,11 +3202,33 @@ class Suite:
         self.hostile._add(planted)
         self.servers.psql(
             "INSERT INTO idempotency_keys (idempotency_key, locked_at, request_method, request_params, request_path, "
-            "response_code, response_body, recovery_point, user_id) VALUES ('%splanted-%s', NULL, 'POST', '{}', "
-            "'/rides', 402, '{}', 'finished', %d)" % (HOSTILE_PREFIX, uuid.uuid4().hex,
-                                                      self.user_ids[self.hostile_user[0]]))
+            "response_code, response_body, recovery_point, user_id, origin_ip) VALUES ('%splanted-%s', NULL, 'POST', '{}', "
+            "'/rides', 402, '{}', 'finished', %d, '%s')" % (HOSTILE_PREFIX, uuid.uuid4().hex,
+                                                            self.user_ids[self.hostile_user[0]], HOSTILE_ADDRESS))
         log("planted: a 500 and a second answer on a smuggling connection, a key row with the prefix %s"
             % HOSTILE_PREFIX)
+        # 8. The bounds: a burst of unknown tokens answered 401 one more time than the bound lets
+        # through, a good client's 429 for failed authentications, a key row stored with another
+        # address than its client's, and one waiter more than IDEMPOTENCY_MAX_WAITERS_PER_USER.
+        now = time.time()
+
+        def answered(kind, status, body, key=None, ended=now + 0.01):
+            record = HostileRecord(kind, self.apis[0].port, True, {status}, strict=False, key=key, detail="planted")
+            record.sent, record.ended = now, ended
+            record.answers = [(status, True, body)]
+            return record
+
+        self.hostile.token_bursts.append((1, [answered("token_flood", 401, b'{"error":{}}')
+                                              for _ in range(2 * AUTH_FAILURES_PER_MINUTE + 1)]))
+        with self.traffic.lock:
+            self.traffic.auth_throttled.append((now, "planted"))
+        self.servers.psql("UPDATE idempotency_keys SET origin_ip = '192.0.2.1' WHERE id = %d" % paid[0]["id"])
+        first = answered("waiter_flood", 201, b"{}", key="planted", ended=now + 5.0)
+        self.hostile.waiter_bursts.append((first, [answered("waiter_flood", 409, b"{}", key="planted")
+                                                   for _ in range(IDEMPOTENCY_MAX_WAITERS_PER_USER + 1)]))
+        log("planted: %d 401s in one token burst, a good client's 429 for failed authentications, origin_ip "
+            "192.0.2.1 on key %d, %d waiters on one key" % (2 * AUTH_FAILURES_PER_MINUTE + 1, paid[0]["id"],
+                                                            IDEMPOTENCY_MAX_WAITERS_PER_USER + 1))
         if self.cluster:
             # 5. A client that saw a 502 in the middle of a rolling restart.
             if not self.rolling_windows:
