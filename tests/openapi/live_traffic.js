@@ -269,7 +269,13 @@ async function drive(stack) {
     assert.ok(e.body.equals(cancelled.body));
   });
   expect(await cancel('cancel, already cancelled (new key)', rider, rideId, newKey()), 200);
-  expect(await cancel('cancel another rider\'s ride', busy, rideId, newKey()), 404);
+  const notYoursKey = newKey();
+  const notYours = await cancel('cancel another rider\'s ride', busy, rideId, notYoursKey);
+  expect(notYours, 404);
+  expect(await cancel('cancel another rider\'s ride, replayed', busy, rideId, notYoursKey), 404, (e) => {
+    assert.equal(header(e, 'Idempotent-Replayed'), 'true');
+    assert.ok(e.body.equals(notYours.body));
+  });
   expect(await cancel('cancel, reason too long', rider, rideId, newKey(), form({reason: 'x'.repeat(501)})), 422);
   expect(await cancel('cancel, no key', rider, rideId, '', undefined), 400);
   const second = json(firstAnswer).ride.id;
