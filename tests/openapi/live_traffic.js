@@ -132,6 +132,12 @@ async function drive(stack) {
   const etag = header(served, 'ETag');
   expect(await send(origin, 'the document, revalidated', 'GET', '/openapi.yaml', {headers: {'If-None-Match': etag}}), 304,
       (e) => assert.equal(header(e, 'ETag'), etag));
+  expect(await send(origin, 'the document, revalidated in a list of weak tags', 'GET', '/openapi.yaml',
+      {headers: {'If-None-Match': `W/"0000", W/${etag}`}}), 304);
+  expect(await send(origin, 'the document, HEAD', 'HEAD', '/openapi.yaml'), 200, (e) => {
+    assert.equal(Number(header(e, 'Content-Length')), documentBytes.length);
+    assert.equal(header(e, 'ETag'), etag);
+  });
   expect(await send(origin, 'the document, another version cached', 'GET', '/openapi.yaml',
       {headers: {'If-None-Match': '"0000"'}}), 200);
   expect(await send(origin, 'liveness', 'GET', '/healthz'), 200);
