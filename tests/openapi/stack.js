@@ -50,6 +50,14 @@ function withDatabase(url, name) {
   return parsed.toString();
 }
 
+// Every child still running, killed when this process ends however it ends (an exception, a
+// signal from CTest's timeout): no API is left holding a port or a database.
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(1));
+
 // One binary of the build, its output in logDir/name.log.
 class Child {
   constructor(name, argv, env, logDir) {
@@ -58,7 +66,11 @@ class Child {
     const log = fs.openSync(this.logPath, 'a');
     this.process = childProcess.spawn(argv[0], argv.slice(1), {env, stdio: ['ignore', log, log]});
     fs.closeSync(log);
-    this.exited = new Promise((resolve) => this.process.on('exit', (code, signal) => resolve({code, signal})));
+    running.add(this.process);
+    this.exited = new Promise((resolve) => this.process.on('exit', (code, signal) => {
+      running.delete(this.process);
+      resolve({code, signal});
+    }));
   }
 
   alive() {
