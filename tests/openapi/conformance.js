@@ -129,9 +129,10 @@ class Contract {
     }
 
     const documented = new Map();
-    for (const [name, spec] of Object.entries(response.headers || {})) documented.set(name.toLowerCase(), this.resolve(spec));
-    for (const [name, spec] of documented) {
-      const values = header(name);
+    for (const [name, spec] of Object.entries(response.headers || {})) documented.set(name.toLowerCase(), {name, ...this.resolve(spec)});
+    for (const [lower, spec] of documented) {
+      const name = spec.name;
+      const values = header(lower);
       if (values.length === 0) {
         if (spec.required) problems.push(`${where}: required header ${name} is missing`);
         continue;

@@ -6,6 +6,7 @@
 #
 #   run.sh install   npm ci from the lockfile into OPENAPI_TOOLS_DIR, unless that lockfile is installed
 #   run.sh lint      Redocly CLI `lint` with the recommended rules, every warning an error
+#   run.sh checker   checker_selftest.js: the live-traffic checker finds answers the document lacks
 #   run.sh live      live_traffic.js: every answer of the real API checked against the document
 #   run.sh client    TypeScript types generated from the document (openapi-typescript), a client
 #                    over them (openapi-fetch) compiled with tsc and run against the real API
@@ -78,6 +79,10 @@ case "${1:-}" in
     require_tools
     "$tools/node_modules/.bin/redocly" lint --config "$here/redocly.yaml" --format=stylish "$document"
     ;;
+  checker)
+    require_tools
+    NODE_PATH="$tools/node_modules" OPENAPI_DOCUMENT="$document" exec node "$here/checker_selftest.js"
+    ;;
   live)
     require_tools
     NODE_PATH="$tools/node_modules" OPENAPI_DOCUMENT="$document" exec node "$here/live_traffic.js"
@@ -93,6 +98,6 @@ case "${1:-}" in
     NODE_PATH="$tools/node_modules" node "$here/client_test.js" "$work/client.mjs"
     ;;
   *)
-    fail "usage: $0 install|lint|live|client"
+    fail "usage: $0 install|lint|checker|live|client"
     ;;
 esac
