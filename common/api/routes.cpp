@@ -8,6 +8,7 @@
 #include "common/api/get_ride_endpoint.hpp"
 #include "common/api/health_endpoint.hpp"
 #include "common/api/list_rides_endpoint.hpp"
+#include "common/api/openapi_endpoint.hpp"
 #include "common/api/outcome_answers.hpp"
 #include "common/api/readiness_endpoint.hpp"
 #include "common/web/book_endpoint.hpp"
@@ -40,6 +41,12 @@ const Route kEndpoints[] = {
      .path_template = "/healthz",
      .make_endpoint = [](const Route&, const Collaborators&) -> std::unique_ptr<Endpoint> {
        return std::make_unique<HealthEndpoint>();
+     }},
+    // The contract (docs/openapi.yaml, compiled in), answered from memory like /healthz.
+    {.method = "GET",
+     .path_template = kOpenApiPath,
+     .make_endpoint = [](const Route&, const Collaborators&) -> std::unique_ptr<Endpoint> {
+       return std::make_unique<OpenApiEndpoint>();
      }},
     // Readiness runs one short check; on its own lane it never waits behind requests.
     {.method = "GET",
