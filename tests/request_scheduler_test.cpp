@@ -106,6 +106,17 @@ struct IoThread {
   boost::asio::any_io_executor executor() { return context.get_executor(); }
 };
 
+// Polls `condition` for up to five seconds.
+template <typename Condition>
+bool eventually(Condition condition) {
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
 ServerOptions lanes(std::size_t workers, std::size_t control, std::size_t max_fibers, std::size_t max_queued) {
   ServerOptions options;
   options.worker_threads = workers;
@@ -315,13 +326,14 @@ BOOST_AUTO_TEST_CASE(a_deferred_request_waits_parked_until_answered_or_run_again
       },
       nullptr);
 
+  // One after another: the queue has one place, which each takes until the worker starts it.
+  std::size_t parked = 0;
   for (const char* name : {"answered", "rerun", "shed"}) {
     BOOST_REQUIRE((scheduler.place(Lane::workers) == Placement::workers));
     scheduler.run(Placement::workers, at(std::string("/") + name), io.executor(), answers.to(name));
+    ++parked;
+    BOOST_REQUIRE(eventually([&] { return scheduler.parked() == parked; }));
   }
-  auto parked_all = [&] { return scheduler.parked() == 3; };
-  for (int i = 0; i < 500 && !parked_all(); ++i) std::this_thread::sleep_for(10ms);
-  BOOST_REQUIRE(parked_all());
   BOOST_TEST(scheduler.queued() == 0u);  // parked requests hold no place in the queue
   BOOST_TEST(!answers.has("answered"));
 
@@ -357,8 +369,7 @@ BOOST_AUTO_TEST_CASE(a_deferred_request_waits_parked_until_answered_or_run_again
   slow.open();
   BOOST_TEST(answers.wait("slow").has_value());
   // /queued defers in turn; stopping drops it, and its continuation then does nothing.
-  for (int i = 0; i < 500 && scheduler.parked() == 0; ++i) std::this_thread::sleep_for(10ms);
-  BOOST_TEST(scheduler.parked() == 1u);
+  BOOST_TEST(eventually([&] { return scheduler.parked() == 1; }));
   scheduler.stop();
   BOOST_TEST(scheduler.parked() == 0u);
   auto late = handler.take("/queued");

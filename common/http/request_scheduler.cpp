@@ -1,5 +1,5 @@
-// The scheduler's parts off the templated per-request path: the triage's and handler's failures,
-// stopping, and the workers' liveness probe.
+// The scheduler's parts off the inlined per-request path: a handler's failure, a deferral's
+// hand-over, stopping, and the workers' liveness probe.
 #include "common/http/request_scheduler.hpp"
 
 #include <algorithm>
@@ -18,15 +18,6 @@ RequestScheduler::RequestScheduler(const ServerOptions& options, Handler handler
       triage_(std::move(triage)) {
   workers_.emplace(std::max<std::size_t>(options.worker_threads, 1));
   if (options.control_threads > 0) control_.emplace(options.control_threads);
-}
-
-Dispatch RequestScheduler::triage(Request& request) {
-  if (!triage_) return {};
-  try {
-    return triage_(request);
-  } catch (...) {
-    return {};
-  }
 }
 
 Response RequestScheduler::call_handler(const Request& request) {

@@ -47,7 +47,14 @@ class RequestScheduler {
 
   // On the I/O thread: the triage's answer or lane; without a triage, or when it throws, the
   // workers.
-  Dispatch triage(Request& request);
+  Dispatch triage(Request& request) {
+    if (!triage_) return {};
+    try {
+      return triage_(request);
+    } catch (...) {
+      return {};
+    }
+  }
 
   // On the I/O thread: takes the place a request sent to `lane` runs in. Lane::control without
   // threads of its own, and Lane::fibers at max_fibers (or with 0), go to the workers' queue, which
