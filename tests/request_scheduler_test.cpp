@@ -73,12 +73,13 @@ class Answers {
   std::map<std::string, Response> answers_;
 };
 
-// A gate a handler waits at until the test opens it, and that tells the test it was reached.
+// A gate a handler waits at until the test opens it, and that tells the test it was reached. Opens
+// by itself after ten seconds, so that a failing test ends instead of joining a held worker forever.
 class Gate {
  public:
   void wait_here() {
     reached_.set_value();
-    opened_.wait();
+    opened_.wait_for(10s);
   }
   bool reached(std::chrono::milliseconds timeout = 5s) {
     return reached_future_.wait_for(timeout) == std::future_status::ready;
@@ -231,7 +232,7 @@ BOOST_AUTO_TEST_CASE(fibers_beyond_the_cap_run_on_the_workers) {
         if (request.path == "/waits") {
           fiber_started.set_value();
           // Suspends the fiber: the I/O thread is free meanwhile, the fiber's place is not.
-          while (!release) rr::fiber::sleep_for(2ms);
+          for (int i = 0; !release && i < 5000; ++i) rr::fiber::sleep_for(2ms);  // ten seconds at most
         }
         return text("ran " + request.path);
       },

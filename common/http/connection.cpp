@@ -2,6 +2,7 @@
 // limits and timeouts), handing it to the triage and the scheduler, writing the answer, and
 // closing. Between two requests it may move to another I/O thread (IoThreadBalance). With the
 // client's and beast_response.cpp, the translation units that include Beast.
+#include <array>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
