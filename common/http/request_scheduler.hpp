@@ -67,7 +67,7 @@ class RequestScheduler {
     return Placement::refused;
   }
 
-  // Runs the handler of a request place() put somewhere (never `refused`). `answer(Response)` is
+  // Runs the handler of a request where place() put it (`refused`: answers 503). `answer(Response)` is
   // called once with its answer, on the thread that has it (a worker, a control thread, the
   // fiber's I/O thread, or whichever thread resumed a deferral): it must only post the answer to
   // where the connection writes, and must be copyable. A fiber runs on `home`, the connection's
