@@ -31,6 +31,7 @@ int main() {
     // shares with it). Beyond the fibers, the workers, where the latency parks a thread.
     options.max_fibers = 4096;
     options.worker_threads = 64;
+    options.drop_marked_answers = true;  // the drops Mock injects (http::kDropConnectionHeader)
     rr::http::Server server(
         options, [&mock](const rr::http::Request& request) { return mock.handle(request); },
         [](rr::http::Request&) {

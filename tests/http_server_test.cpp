@@ -489,7 +489,9 @@ BOOST_AUTO_TEST_CASE(after_close_connections_after_each_answer_the_server_still_
 
 BOOST_AUTO_TEST_CASE(the_drop_marker_closes_the_connection_without_a_response) {
   std::atomic<int> calls{0};
-  rr::http::Server server(small_options(), [&](const Request&) {
+  auto options = small_options();
+  options.drop_marked_answers = true;  // as the stand-in provider sets it
+  rr::http::Server server(options, [&](const Request&) {
     ++calls;
     return text("never sent").with_header(std::string(rr::http::kDropConnectionHeader), "1");
   });
@@ -497,8 +499,23 @@ BOOST_AUTO_TEST_CASE(the_drop_marker_closes_the_connection_without_a_response) {
   RawConnection connection(server.port());
   connection.send("POST /v1/charges HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
   BOOST_TEST(connection.closed_by_peer());
+  BOOST_TEST(connection.unread() == "");
   BOOST_TEST(calls == 1);
   BOOST_TEST(server.wait_idle(1000ms));
+}
+
+BOOST_AUTO_TEST_CASE(without_the_option_the_drop_marker_is_an_ordinary_header) {
+  // A server that was not asked to honour it (every server but the stand-in provider) answers.
+  rr::http::Server server(small_options(), [](const Request&) {
+    return text("sent").with_header(std::string(rr::http::kDropConnectionHeader), "1");
+  });
+  server.start();
+  RawConnection connection(server.port());
+  connection.send("POST /v1/charges HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  std::string answer = connection.read_response();
+  BOOST_TEST(answer.starts_with("HTTP/1.1 200"));
+  BOOST_TEST(answer.find("X-Rr-Drop-Connection: 1") != std::string::npos);
+  BOOST_TEST(answer.ends_with("sent"));
 }
 
 BOOST_AUTO_TEST_CASE(start_throws_when_the_port_is_taken) {

@@ -16,9 +16,10 @@
 
 namespace rr::http {
 
-// A handler that returns a Response carrying this header (any value) makes the server close the
-// connection without writing anything: the client sees its request vanish. Only the stand-in
-// provider uses it, to simulate a charge recorded whose answer never arrived.
+// With ServerOptions::drop_marked_answers, a handler that returns a Response carrying this header
+// (any value) makes the server close the connection without writing anything: the client sees its
+// request vanish. Only the stand-in provider uses it, to simulate a charge recorded whose answer
+// never arrived.
 inline constexpr std::string_view kDropConnectionHeader = "X-Rr-Drop-Connection";
 
 struct ServerOptions {
@@ -46,6 +47,9 @@ struct ServerOptions {
   // Peers whose X-Forwarded-For names the client (Request::remote_address); from others it is
   // ignored.
   TrustedProxies trusted_proxies;
+  // Honour kDropConnectionHeader (a fault the stand-in provider injects). Off, the default, that
+  // header is written like any other: a real server answers every request it read.
+  bool drop_marked_answers = false;
 };
 
 class Server {
