@@ -3,10 +3,10 @@
 // translation units that include Beast (common/fiber/ includes Asio for the fibers).
 #include "common/http/server.hpp"
 
+#include "common/base/error_body.hpp"
 #include "common/http/beast_response.hpp"
 #include "common/http/connection_limit.hpp"
 #include "common/http/deferred_requests.hpp"
-#include "common/http/error_body.hpp"
 #include "common/http/idle_sweep.hpp"
 #include "common/http/io_thread_balance.hpp"
 #include "common/http/parse_buffered.hpp"

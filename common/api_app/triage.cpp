@@ -3,10 +3,10 @@
 // so both paths give the same answers in the same order: 404, 405 (from the route table), the
 // endpoint's answers from memory (health, validation errors, replays), 401 for a malformed token,
 // then 429 for a user at the limit.
-#include "common/api/api_error.hpp"
-#include "common/api/app.hpp"
 #include "common/api/outcome_answers.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_app/app.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 
 namespace rr::api {
 

@@ -11,14 +11,14 @@
 #include <variant>
 #include <vector>
 
-#include "common/api/api_settings.hpp"
 #include "common/api/authenticator.hpp"
 #include "common/api/database_readiness.hpp"
 #include "common/api/endpoint.hpp"
 #include "common/api/flow_endpoint.hpp"
 #include "common/api/in_flight_per_user.hpp"
 #include "common/api/metrics_page.hpp"
-#include "common/api/routes.hpp"
+#include "common/api_app/api_settings.hpp"
+#include "common/api_app/routes.hpp"
 #include "common/auth/auth_failure_throttle.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/db/connection_pool.hpp"

@@ -1,11 +1,11 @@
 // Routing over the route table, the error boundary and the request-id/access-log wrapper.
-#include "common/api/app.hpp"
+#include "common/api_app/app.hpp"
 
 #include <chrono>
 #include <unordered_map>
 
-#include "common/api/metric_labels.hpp"
 #include "common/api/outcome_answers.hpp"
+#include "common/api_app/metric_labels.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
 #include "common/metrics/registry.hpp"
