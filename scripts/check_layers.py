@@ -8,10 +8,11 @@
 The graph is written by CMake from the targets' own link libraries (common/cmake/
 folder_libraries.cmake): {"common/rides": ["common/base", ...], "api": [...], ...}, one entry per
 folder of common/ (its library) and per main's folder (its executable). A file of a folder may
-include its own folder and any folder its target links, directly or through what that links.
-Fails, naming the file, the line and both folders, on:
-  - an include of a folder the file's folder does not link (an arrow back up a floor, or sideways
-    to a folder it was never given);
+include its own folder and the folders its target links itself: not those it reaches only through
+them, so common/rides, which links common/payments, which links common/http, still may not name
+common/http (the flows know no HTTP). Fails, naming the file, the line and both folders, on:
+  - an include of a folder the file's folder does not link (an arrow back up a floor, or one to a
+    folder it was never given);
   - a circle in the declared graph itself (static libraries may link each other in a loop);
   - a folder of common/ holding C++ files but no library.
 Standard library only; it runs before every build compiles anything, and as the `layers` test.
@@ -52,17 +53,6 @@ def find_circle(graph):
     return None
 
 
-def reachable(graph, folder):
-    """Every folder `folder` links, directly or through what it links."""
-    seen, stack = set(), list(graph.get(folder, []))
-    while stack:
-        used = stack.pop()
-        if used not in seen:
-            seen.add(used)
-            stack.extend(graph.get(used, []))
-    return seen
-
-
 def floors(graph):
     """Each folder's floor: 1 for one that links no folder, else one above the highest it links."""
     floor = {}
@@ -80,12 +70,10 @@ def floors(graph):
 def table(graph):
     """The declared graph as a Markdown table, from the top floor down (docs/design.md holds it)."""
     floor = floors(graph)
-    lines = ["| floor | folder | may use (and all that these may use) |", "| --- | --- | --- |"]
+    lines = ["| floor | folder | may include (folders of `common/`) |", "| --- | --- | --- |"]
     for folder in sorted(graph, key=lambda f: (-floor[f], f)):
-        # Only what no other folder it links reaches already: the same graph, shorter to read.
-        through = set().union(*(reachable(graph, used) for used in graph[folder]))
-        shortest = [used for used in graph[folder] if used not in through]
-        uses = ", ".join(f"`{used}/`" for used in sorted(shortest, key=lambda f: (-floor[f], f))) or "nothing of ours"
+        uses = ", ".join(used.removeprefix("common/") for used in sorted(graph[folder], key=lambda f: (-floor[f], f)))
+        uses = uses or "nothing of ours"
         lines.append(f"| {floor[folder]} | `{folder}/` | {uses} |")
     return "\n".join(lines) + "\n"
 
@@ -111,7 +99,7 @@ def check(graph, root):
             problems.append(f"{folder} holds C++ files but no library: declare it in common/CMakeLists.txt")
     includes = 0
     for folder in sorted(graph):
-        allowed = reachable(graph, folder) | {folder}
+        allowed = set(graph[folder]) | {folder}
         for path in source_files(root, folder):
             with open(os.path.join(root, path), encoding="utf-8", errors="replace") as file:
                 for number, line in enumerate(file, 1):
@@ -123,7 +111,7 @@ def check(graph, root):
                     if target not in allowed:
                         problems.append(
                             f"{path}:{number}: {folder} includes {target} ({match.group(1)}), "
-                            f"which {folder} does not link: {folder} may use "
+                            f"which {folder} does not link: {folder} may include "
                             f"{', '.join(sorted(allowed - {folder})) or 'no folder of common/'}")
     return problems, includes
 

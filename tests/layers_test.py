@@ -5,6 +5,8 @@ which one thing breaks the layers must refuse it, naming what broke them; the un
   layers_test.py --graph BUILD/layers.json
 
   - an upward include: common/rides/ride_flow.cpp includes the API's endpoint header;
+  - an include of a folder reached only through another: the same file includes common/http,
+    which common/rides reaches only through common/payments;
   - a circle in the declared graph: common/base made to link common/http, which links it;
   - a folder of common/ with C++ files and no library.
 Standard library only.
@@ -65,6 +67,13 @@ def main():
             file.writelines(lines)
         expect("an upward include fails, naming file, line and both folders", run_checker(graph_path, tree), True,
                f"common/rides/ride_flow.cpp:{at + 1}:", "common/rides includes common/api")
+        # One include of a folder reached only through another: the flows link the provider, which
+        # links HTTP, and still may not name HTTP themselves.
+        lines[at] = '#include "common/http/message.hpp"\n'
+        with open(victim, "w", encoding="utf-8") as file:
+            file.writelines(lines)
+        expect("an include of a folder linked only through another fails", run_checker(graph_path, tree), True,
+               f"common/rides/ride_flow.cpp:{at + 1}:", "common/rides includes common/http")
         lines.pop(at)
         with open(victim, "w", encoding="utf-8") as file:
             file.writelines(lines)
