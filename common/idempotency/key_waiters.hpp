@@ -1,11 +1,13 @@
 // Requests waiting for another request's key to be let go (Prefer: wait=N), keyed by user and
-// Idempotency-Key. A waiter is a parked request, seen here only as the callback that runs it again
-// (Resume; the API hands in its parked HTTP request's): it holds no thread and no database connection. Each one runs
-// again as soon as the key is released, or at its deadline, where its re-run answers for itself (a replay, the key
-// taken over, or 409 after all). Wake-ups: the process's own runs say when they end (key_released); runs in other
-// processes are seen by ONE thread that, only while there are waiters, asks the database about every waited key in one
-// query per poll interval, on a pooled connection held for that query only. Places are bounded per process and per
-// user, so one user's flood of waits cannot take the places every other user's waits need (issue 34).
+// Idempotency-Key. A waiter is a parked request, held here as the callback that runs it again
+// (Resume; the API's is its parked HTTP request's run_again): it holds no thread and no
+// database connection. Each one runs again as soon as the key is released, or at its deadline,
+// where its re-run answers for itself (a replay, the key taken over, or 409 after all).
+// Wake-ups: the process's own runs say when they end (key_released); runs in other processes are
+// seen by ONE thread that, only while there are waiters, asks the database about every waited key
+// in one query per poll interval, on a pooled connection held for that query only.
+// Places are bounded per process and per user, so one user's flood of waits cannot take the
+// places every other user's waits need (issue 34).
 #pragma once
 
 #include <chrono>
