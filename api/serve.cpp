@@ -10,7 +10,7 @@
 #include <string_view>
 #include <thread>
 
-#include "common/api/app.hpp"
+#include "common/api_app/app.hpp"
 #include "common/base/log.hpp"
 #include "common/cli/exit_codes.hpp"
 #include "common/config/environment.hpp"

@@ -4,8 +4,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/api/api_settings.hpp"
 #include "common/api/connection_budget.hpp"
+#include "common/api_app/api_settings.hpp"
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
 #include "common/http/connection_limit.hpp"
@@ -168,8 +168,8 @@ BOOST_AUTO_TEST_CASE(finite_decimal_parser_is_strict) {
 BOOST_AUTO_TEST_CASE(api_threads_and_response_memory_have_defaults_and_bounds) {
   std::map<std::string, std::string> base{{"DATABASE_URL", "postgres://u@127.0.0.1:5432/db"}, {"STRIPE_API_KEY", "k"}};
   auto defaults = rr::api::ApiSettings::from_env(Environment::from_map(base));
-  BOOST_TEST(defaults.io_threads == static_cast<std::size_t>(std::clamp<int>(
-                                        static_cast<int>(std::thread::hardware_concurrency()), 1, 8)));
+  BOOST_TEST(defaults.io_threads ==
+             static_cast<std::size_t>(std::clamp<int>(static_cast<int>(std::thread::hardware_concurrency()), 1, 8)));
   BOOST_TEST(defaults.response_cache_ttl.count() == 60000);
   BOOST_TEST(defaults.response_cache_size == 10000u);
   auto with = [&](std::map<std::string, std::string> extra) {

@@ -7,11 +7,11 @@
 #include <pqxx/pqxx>
 #include <string>
 
-#include "common/api/api_error.hpp"
 #include "common/api/authenticator.hpp"
 #include "common/api/get_ride_endpoint.hpp"
 #include "common/api/outcome_answers.hpp"
-#include "common/api/routes.hpp"
+#include "common/api_app/routes.hpp"
+#include "common/api_requests/api_error.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"

@@ -2,7 +2,7 @@
 // label values: whatever arrives, the series count and the rendered page stay small.
 #include <boost/test/unit_test.hpp>
 
-#include "common/api/metric_labels.hpp"
+#include "common/api_app/metric_labels.hpp"
 #include "common/metrics/registry.hpp"
 
 using rr::metrics::Registry;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/api/api_settings.hpp"
+#include "common/api_app/api_settings.hpp"
 #include "common/auth/users.hpp"
 #include "common/config/environment.hpp"
 #include "support/api_process.hpp"

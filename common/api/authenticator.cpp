@@ -1,8 +1,8 @@
 // Authentication for the endpoints that need the caller's user.
 #include "common/api/authenticator.hpp"
 
-#include "common/api/api_error.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 
 namespace rr::api {
 

@@ -41,10 +41,11 @@ std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters,
   // The place goes with the deferral: given back if the request is never parked.
   auto place = std::get<std::shared_ptr<idempotency::KeyWaiters::Place>>(std::move(reserved));
   http::Response later;
-  later.deferral = std::make_shared<const http::Deferral>(
-      http::Deferral{deadline, [waiters, place, key, deadline](std::shared_ptr<http::Continuation> continuation) {
-                       waiters->add(place, key, deadline, std::move(continuation));
-                     }});
+  later.deferral = std::make_shared<const http::Deferral>(http::Deferral{
+      deadline, [waiters, place, key, deadline](std::shared_ptr<http::Continuation> continuation) {
+        // The waiters know no HTTP: they resume the parked request through a callback.
+        waiters->add(place, key, deadline, [continuation = std::move(continuation)] { continuation->run_again(); });
+      }});
   return later;
 }
 

@@ -7,7 +7,7 @@
 
 #include "common/api/authenticator.hpp"
 #include "common/api/endpoint.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/request_parsing.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/db/transaction.hpp"
 

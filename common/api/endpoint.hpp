@@ -1,7 +1,7 @@
 // One endpoint of the API as a unit: what it answers from memory (on the server's I/O thread) and
-// what it answers with its collaborators (on a worker). The router (App) finds it by the route
-// table (routes.hpp) and wraps it in the error boundary; a test constructs it with the
-// collaborators it needs and calls it without a socket.
+// what it answers with its collaborators (on a worker). The router (common/api_app/'s
+// RequestPipeline) finds it by the route table (routes.hpp there) and wraps it in the error
+// boundary; a test constructs it with the collaborators it needs and calls it without a socket.
 #pragma once
 
 #include <optional>

@@ -5,7 +5,7 @@
 
 #include "common/api/bounded_wait.hpp"
 #include "common/api/outcome_answers.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/request_parsing.hpp"
 #include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"

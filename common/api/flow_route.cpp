@@ -1,8 +1,8 @@
 // Hands a routed request to the generic flow endpoint with its flow and path arguments.
 #include "common/api/flow_route.hpp"
 
-#include "common/api/api_error.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 
 namespace rr::api {
 

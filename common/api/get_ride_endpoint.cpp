@@ -1,8 +1,8 @@
 // One ride of the caller's.
 #include "common/api/get_ride_endpoint.hpp"
 
-#include "common/api/api_error.hpp"
-#include "common/api/page_query.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/page_query.hpp"
 #include "common/rides/ride_reads.hpp"
 #include "common/rides/ride_response.hpp"
 

@@ -1,7 +1,7 @@
 // A page of the caller's rides.
 #include "common/api/list_rides_endpoint.hpp"
 
-#include "common/api/page_query.hpp"
+#include "common/api_requests/page_query.hpp"
 #include "common/rides/ride_reads.hpp"
 #include "common/rides/ride_response.hpp"
 

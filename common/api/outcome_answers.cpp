@@ -1,10 +1,10 @@
 // Outcomes, key states and API errors as HTTP answers.
 #include "common/api/outcome_answers.hpp"
 
+#include "common/base/error_body.hpp"
 #include "common/base/log.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/db/outage.hpp"
-#include "common/http/error_body.hpp"
 
 namespace rr::api {
 
@@ -12,7 +12,7 @@ http::Response error_response(int status, const std::string& type, const std::st
                               int retry_after_seconds) {
   http::Response response;
   response.status = status;
-  response.body = http::error_body(type, message);
+  response.body = error_body(type, message);
   if (retry_after_seconds > 0) response.with_header("Retry-After", std::to_string(retry_after_seconds));
   if (status == 401) response.with_header("WWW-Authenticate", "Bearer");
   return response;

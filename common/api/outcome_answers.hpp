@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "common/api/api_error.hpp"
+#include "common/api_requests/api_error.hpp"
 #include "common/http/message.hpp"
 #include "common/idempotency/phase_runner.hpp"
 

@@ -1,8 +1,8 @@
 // Serves the metrics registry over HTTP for a daemon.
 #include "common/daemon/metrics_endpoint.hpp"
 
+#include "common/base/error_body.hpp"
 #include "common/base/log.hpp"
-#include "common/http/error_body.hpp"
 #include "common/http/server.hpp"
 #include "common/metrics/registry.hpp"
 
@@ -22,7 +22,7 @@ MetricsEndpoint::MetricsEndpoint(const std::string& address, std::uint16_t port,
     if (request.method == "GET" && request.path == "/healthz") {
       return http::Response{200, "application/json", {}, "{\"status\":\"ok\"}"};
     }
-    return http::Response{404, "application/json", {}, http::error_body("invalid_request_error", "No such route.")};
+    return http::Response{404, "application/json", {}, error_body("invalid_request_error", "No such route.")};
   });
   server_->start();
   log::info("metrics endpoint listening", {{"address", address}, {"port", server_->port()}});

@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/request_parsing.hpp"
 #include "common/rides/cancel_flow.hpp"
 #include "common/rides/ride_flow.hpp"
 

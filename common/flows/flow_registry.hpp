@@ -12,28 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/flow_environment/flow_environment.hpp"
 #include "common/http/message.hpp"
 #include "common/idempotency/phase.hpp"
-#include "common/jobs/enqueuer_wakeup.hpp"
-#include "common/payments/stripe_client.hpp"
 
 namespace rr::flows {
-
-// What a flow's phases may use beyond their key: the provider, the key's user, and the enqueuer's
-// wake-up.
-struct FlowEnvironment {
-  const payments::StripeClient& stripe;
-  std::string stripe_customer_id;
-  // The process's wake-up (the API's, the completer's); null when ENQUEUER_WAKEUP_DEBOUNCE is 0 or
-  // in tests that do not care, and then the enqueuer's poll finds the jobs.
-  jobs::EnqueuerWakeup* enqueuer_wakeup = nullptr;
-
-  // For a phase whose atomic section staged jobs, after it committed (never inside the section:
-  // the enqueuer would look before the rows are visible). Never blocks.
-  void jobs_staged() const {
-    if (enqueuer_wakeup) enqueuer_wakeup->jobs_staged();
-  }
-};
 
 // The `{name}` segments of a path template, in order, as the path spelled them.
 using PathArguments = std::vector<std::string>;

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/http/error_body.hpp"
+#include "common/base/error_body.hpp"
 
 namespace rr::http {
 

@@ -1,7 +1,7 @@
 // The server's own answers.
 #include "common/http/server_answers.hpp"
 
-#include "common/http/error_body.hpp"
+#include "common/base/error_body.hpp"
 
 namespace rr::http {
 

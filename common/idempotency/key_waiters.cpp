@@ -43,9 +43,9 @@ std::string keys_json(const std::vector<std::pair<std::int64_t, std::string>>& k
   return {buffer.GetString(), buffer.GetSize()};
 }
 
-void run_again(std::vector<std::shared_ptr<http::Continuation>>& continuations) {
-  for (auto& continuation : continuations) continuation->run_again();
-  continuations.clear();
+void run_again(std::vector<Resume>& waiters) {
+  for (auto& resume : waiters) resume();
+  waiters.clear();
 }
 
 }  // namespace
@@ -99,29 +99,29 @@ std::size_t KeyWaiters::waiting() const {
 }
 
 void KeyWaiters::add(const std::shared_ptr<Place>& place, const std::string& key,
-                     std::chrono::steady_clock::time_point deadline, std::shared_ptr<http::Continuation> continuation) {
+                     std::chrono::steady_clock::time_point deadline, Resume resume) {
   {
     std::lock_guard lock(mutex_);
     // Taken over once: a second add() of the same place would count one place twice.
     if (place->parked_) throw std::logic_error("a waiter's place was parked twice");
-    waiters_[{place->user_id_, key}].push_back({deadline, std::move(continuation)});
+    waiters_[{place->user_id_, key}].push_back({deadline, std::move(resume)});
     place->parked_ = true;
     ++count_;
   }
   changed_.notify_all();
 }
 
-void KeyWaiters::take_waiters_of(const KeyId& key, std::vector<std::shared_ptr<http::Continuation>>& out) {
+void KeyWaiters::take_waiters_of(const KeyId& key, std::vector<Resume>& out) {
   auto it = waiters_.find(key);
   if (it == waiters_.end()) return;
-  for (auto& waiter : it->second) out.push_back(std::move(waiter.continuation));
+  for (auto& waiter : it->second) out.push_back(std::move(waiter.resume));
   count_ -= it->second.size();
   give_back(key.first, it->second.size());
   waiters_.erase(it);
 }
 
 void KeyWaiters::key_released(std::int64_t user_id, const std::string& key) {
-  std::vector<std::shared_ptr<http::Continuation>> woken;
+  std::vector<Resume> woken;
   {
     std::lock_guard lock(mutex_);
     if (count_ == 0) return;
@@ -148,7 +148,7 @@ std::vector<KeyWaiters::KeyId> KeyWaiters::released_keys(const std::vector<KeyId
 }
 
 void KeyWaiters::poll_loop() {
-  std::vector<std::shared_ptr<http::Continuation>> due;
+  std::vector<Resume> due;
   std::unique_lock lock(mutex_);
   auto next_poll = std::chrono::steady_clock::now();
   while (!stopping_) {
@@ -163,7 +163,7 @@ void KeyWaiters::poll_loop() {
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       auto& list = it->second;
       auto expired = std::partition(list.begin(), list.end(), [&](const Waiter& w) { return w.deadline > now; });
-      for (auto w = expired; w != list.end(); ++w) due.push_back(std::move(w->continuation));
+      for (auto w = expired; w != list.end(); ++w) due.push_back(std::move(w->resume));
       auto expired_count = static_cast<std::size_t>(list.end() - expired);
       count_ -= expired_count;
       give_back(it->first.first, expired_count);

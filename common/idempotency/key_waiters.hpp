@@ -1,5 +1,6 @@
 // Requests waiting for another request's key to be let go (Prefer: wait=N), keyed by user and
-// Idempotency-Key. A waiter is a parked request (http::Continuation): it holds no thread and no
+// Idempotency-Key. A waiter is a parked request, held here as the callback that runs it again
+// (Resume; the API's is its parked HTTP request's run_again): it holds no thread and no
 // database connection. Each one runs again as soon as the key is released, or at its deadline,
 // where its re-run answers for itself (a replay, the key taken over, or 409 after all).
 // Wake-ups: the process's own runs say when they end (key_released); runs in other processes are
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,7 +25,6 @@
 #include <vector>
 
 #include "common/db/connection_pool.hpp"
-#include "common/http/message.hpp"
 
 namespace rr::idempotency {
 
@@ -44,11 +45,15 @@ struct KeyWaitersOptions {
   std::chrono::milliseconds checkout_timeout{200};
 };
 
+// Runs a waiter's request again, once; the request answers for itself from there. Dropped without
+// being called (the registry stopped), it is the caller's to answer what it parked.
+using Resume = std::function<void()>;
+
 class KeyWaiters {
  public:
   KeyWaiters(db::ConnectionPool& pool, KeyWaitersOptions options);
-  // Stops the poller. Waiters still here are dropped (their continuations act on a stopped server
-  // only, which ignores them).
+  // Stops the poller. Waiters still here are dropped (their Resume callbacks act on a stopped
+  // server only, which ignores them).
   ~KeyWaiters();
   KeyWaiters(const KeyWaiters&) = delete;
   KeyWaiters& operator=(const KeyWaiters&) = delete;
@@ -77,10 +82,10 @@ class KeyWaiters {
 
   // A place for one more of this user's waiters, or why there is none. One short lock.
   std::variant<std::shared_ptr<Place>, Refusal> reserve(std::int64_t user_id);
-  // `continuation` runs again once the key is released or at `deadline`, whichever comes first.
+  // `resume` is called once the key is released or at `deadline`, whichever comes first.
   // The waiter is `place`'s user's and keeps the place until it leaves the registry.
   void add(const std::shared_ptr<Place>& place, const std::string& key, std::chrono::steady_clock::time_point deadline,
-           std::shared_ptr<http::Continuation> continuation);
+           Resume resume);
   // A run of this key in this process ended (finished, or let go unfinished): its waiters run
   // again now. Cheap when nobody waits.
   void key_released(std::int64_t user_id, const std::string& key);
@@ -91,14 +96,14 @@ class KeyWaiters {
   using KeyId = std::pair<std::int64_t, std::string>;
   struct Waiter {
     std::chrono::steady_clock::time_point deadline;
-    std::shared_ptr<http::Continuation> continuation;
+    Resume resume;
   };
 
   void poll_loop();
   // Of the keys given, those no longer held by a live lock (finished, unlocked, abandoned, gone).
   std::vector<KeyId> released_keys(const std::vector<KeyId>& keys);
   // Takes the waiters of `key` out (under mutex_).
-  void take_waiters_of(const KeyId& key, std::vector<std::shared_ptr<http::Continuation>>& out);
+  void take_waiters_of(const KeyId& key, std::vector<Resume>& out);
   // Gives back `count` of this user's places (under mutex_).
   void give_back(std::int64_t user_id, std::size_t count);
   // A place dropped: given back unless a waiter took it over.

@@ -4,7 +4,7 @@
 // whose charge may still come is retried later.
 #include <stdexcept>
 
-#include "common/http/error_body.hpp"
+#include "common/base/error_body.hpp"
 #include "common/rides/cancel_flow.hpp"
 #include "common/rides/cancel_params.hpp"
 #include "common/rides/cancel_statements.hpp"
@@ -21,7 +21,7 @@ idempotency::PhaseResult begin_cancel_phase(idempotency::PhaseContext& ctx, cons
     std::string ip = key.origin_ip.empty() ? "0.0.0.0" : key.origin_ip;
     auto rows = ctx.exec(tx, statements::kCancelBegin, params->ride_id, key.user_id, params->reason, kRideCurrency,
                          key.request_params, ip);
-    if (rows.empty()) return idempotency::FinalResult{404, http::error_body("invalid_request_error", "No such ride.")};
+    if (rows.empty()) return idempotency::FinalResult{404, error_body("invalid_request_error", "No such ride.")};
     auto state = rows[0][0].as<std::string>();
     if (state == "charged") return idempotency::RecoveryPoint{kRefundPending};
     if (state == "pending") {

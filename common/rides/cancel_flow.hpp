@@ -8,7 +8,7 @@
 // the key): the charge may still be on its way.
 #pragma once
 
-#include "common/flows/flow_registry.hpp"
+#include "common/flow_environment/flow_environment.hpp"
 #include "common/idempotency/phase.hpp"
 
 namespace rr::rides {

@@ -2,8 +2,8 @@
 // charge, stage the receipt and store the 201 in one transaction; a decline stores a 402.
 #include <chrono>
 
+#include "common/base/error_body.hpp"
 #include "common/base/log.hpp"
-#include "common/http/error_body.hpp"
 #include "common/idempotency/fence_calls.hpp"
 #include "common/payments/provider_call_metrics.hpp"
 #include "common/rides/ride_flow.hpp"
@@ -29,8 +29,8 @@ const char* outcome_label(const payments::ChargeOutcome& outcome) {
 
 db::Call record_charge_call(const idempotency::KeyRow& key, const std::string& charge_id,
                             const idempotency::FinalResult& created) {
-  return db::call(statements::kRecordChargeAndFinish, key.id, key.lock_token, charge_id, kRideAmountCents, kRideCurrency,
-                  key.user_id, created.code, created.body);
+  return db::call(statements::kRecordChargeAndFinish, key.id, key.lock_token, charge_id, kRideAmountCents,
+                  kRideCurrency, key.user_id, created.code, created.body);
 }
 
 idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run) {
@@ -76,7 +76,7 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
       log::info("card declined", {{"key_id", key.id}});
       {
         idempotency::FinalResult declined{
-            402, http::error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
+            402, error_body("card_error", outcome.message.empty() ? "Your card was declined." : outcome.message)};
         ctx.atomic_call(idempotency::finish_call(key, declined), declined);
         return declined;
       }

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "common/flows/flow_registry.hpp"
+#include "common/flow_environment/flow_environment.hpp"
 #include "common/idempotency/phase.hpp"
 #include "common/payments/stripe_client.hpp"
 #include "common/rides/ride_response.hpp"

@@ -1,4 +1,4 @@
-// JSON bodies of the rides API: a ride, the 201 and lists (errors: common/http/error_body.hpp).
+// JSON bodies of the rides API: a ride, the 201 and lists (errors: common/base/error_body.hpp).
 #pragma once
 
 #include <cstdint>

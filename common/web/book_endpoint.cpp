@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "common/api/api_error.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 #include "common/web/csrf.hpp"
 #include "common/web/page_boundary.hpp"
 #include "common/web/page_form.hpp"
@@ -40,7 +40,7 @@ BookingForm entered(const PageForm& form, std::string key) {
 }
 
 // A stored result's JSON body (ours: the 201 of common/rides/ride_response.hpp, the error body of
-// common/http/error_body.hpp).
+// common/base/error_body.hpp).
 rapidjson::Document parse_body(const std::string& body) {
   rapidjson::Document doc;
   doc.Parse(body.c_str(), body.size());

@@ -1,8 +1,8 @@
 // Failures as pages.
 #include "common/web/page_boundary.hpp"
 
-#include "common/api/api_error.hpp"
 #include "common/api/outcome_answers.hpp"
+#include "common/api_requests/api_error.hpp"
 #include "common/web/page_response.hpp"
 #include "common/web/pages.hpp"
 

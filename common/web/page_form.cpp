@@ -1,8 +1,8 @@
 // Form bodies of the rider pages, on the shared form codec (common/http/form.hpp).
 #include "common/web/page_form.hpp"
 
-#include "common/api/api_error.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 #include "common/http/form.hpp"
 
 namespace rr::web {

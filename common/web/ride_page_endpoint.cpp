@@ -1,8 +1,8 @@
 // The ride page.
 #include "common/web/ride_page_endpoint.hpp"
 
-#include "common/api/api_error.hpp"
-#include "common/api/page_query.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/page_query.hpp"
 #include "common/web/page_boundary.hpp"
 #include "common/web/page_response.hpp"
 #include "common/web/pages.hpp"

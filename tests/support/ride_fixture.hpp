@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "common/api/app.hpp"
+#include "common/api_app/app.hpp"
 #include "support/process.hpp"
 #include "support/test_database.hpp"
 

@@ -1,8 +1,8 @@
 // Query and path validation for the ride reads.
-#include "common/api/page_query.hpp"
+#include "common/api_requests/page_query.hpp"
 
-#include "common/api/api_error.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 #include "common/config/environment.hpp"
 
 namespace rr::api {

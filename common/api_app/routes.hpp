@@ -1,6 +1,6 @@
-// The route table: method and path template to endpoint, one entry per endpoint. The router (App)
-// and the I/O thread's triage both read it, and request metrics take their route label from it, so
-// none of them spells a route of its own. Every registered flow (common/flows/flow_registry.hpp)
+// The route table: method and path template to endpoint, one entry per endpoint. The router
+// (RequestPipeline) and the I/O thread's triage both read it, and request metrics take their route
+// label from it, so none of them spells a route of its own. Every registered flow (common/flows/flow_registry.hpp)
 // is a route here without a line of its own; every other endpoint is one line of kEndpoints
 // (routes.cpp).
 #pragma once

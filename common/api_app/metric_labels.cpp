@@ -1,7 +1,7 @@
 // Folding client-sent methods and paths into bounded label sets.
-#include "common/api/metric_labels.hpp"
+#include "common/api_app/metric_labels.hpp"
 
-#include "common/api/routes.hpp"
+#include "common/api_app/routes.hpp"
 
 namespace rr::api {
 

@@ -1,11 +1,11 @@
 // Routing over the route table, the error boundary and the request-id/access-log wrapper.
-#include "common/api/app.hpp"
+#include "common/api_app/request_pipeline.hpp"
 
 #include <chrono>
 #include <unordered_map>
 
-#include "common/api/metric_labels.hpp"
 #include "common/api/outcome_answers.hpp"
+#include "common/api_app/metric_labels.hpp"
 #include "common/base/log.hpp"
 #include "common/base/random.hpp"
 #include "common/metrics/registry.hpp"
@@ -13,10 +13,6 @@
 namespace rr::api {
 namespace {
 
-// /readyz: the database is pinged once a second on a connection of its own, and counts as
-// reachable for three seconds after a successful ping (HAProxy checks every 500 ms; fall 2).
-constexpr std::chrono::milliseconds kReadinessPingInterval{1000};
-constexpr std::chrono::milliseconds kReadinessStaleAfter{3000};
 // A client's X-Request-Id is echoed when it is short printable text; otherwise we make one.
 std::string request_id_for(const http::Request& request) {
   if (auto given = request.header("X-Request-Id"); given && !given->empty() && given->size() <= 128) {
@@ -76,31 +72,12 @@ metrics::Histogram& duration_histogram(std::string_view route) {
 
 }  // namespace
 
-App::App(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
-    : settings_(settings),
-      pool_(settings.database.url, settings.database.session, settings.database_pool_size, std::chrono::seconds(5)),
-      stripe_(settings.payment),
-      tokens_(10000, settings.token_cache_ttl),
-      finished_(settings.response_cache_size, settings.response_cache_ttl),
-      runner_(pool_, std::move(runner_options)),
-      enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
-      failed_auth_({.failures_per_minute = settings.auth_failures_per_minute}),
-      authenticator_(pool_, tokens_, failed_auth_),
-      key_waiters_(pool_, {.max_waiters = idempotency::kMaxKeyWaitersPerProcess,
-                           .max_waiters_per_user = settings.idempotency_max_waiters_per_user,
-                           .lock_timeout = settings.workflow.lock_timeout}),
-      flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get(),
-              &key_waiters_, settings.idempotency_max_wait, &failed_auth_}),
-      sessions_(pool_, settings_.sessions),
-      in_flight_(settings.max_in_flight_per_user),
-      riders_(sessions_, in_flight_),
-      readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
-      metrics_page_(pool_, runner_) {
-  Collaborators with{pool_, authenticator_, flows_, readiness_, draining_, sessions_, riders_, failed_auth_};
+RequestPipeline::RequestPipeline(const Collaborators& with, Authenticator& authenticator, InFlightPerUser& in_flight)
+    : authenticator_(authenticator), in_flight_(in_flight) {
   for (const auto& route : all_routes()) endpoints_.push_back(route.make_endpoint(route, with));
 }
 
-http::Response App::handle(const http::Request& request) {
+http::Response RequestPipeline::handle(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   std::string request_id = request_id_for(request);
   auto lookup = find_route(request.method, request.path);
@@ -133,12 +110,12 @@ http::Response App::handle(const http::Request& request) {
 
 // Failures caught here (the database down, the pool exhausted) are answers about the request's
 // key too; the flow endpoint already named it on everything else.
-void App::name_the_key(const http::Request& request, const RouteLookup& lookup, http::Response& response) {
+void RequestPipeline::name_the_key(const http::Request& request, const RouteLookup& lookup, http::Response& response) {
   if (!lookup.route || response.header("Idempotency-Key")) return;
   if (auto key = endpoints_[lookup.index]->idempotency_key(request)) response.with_header("Idempotency-Key", *key);
 }
 
-std::optional<http::Response> App::handle_in_memory(const http::Request& request) {
+std::optional<http::Response> RequestPipeline::handle_in_memory(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   auto lookup = find_route(request.method, request.path);
   // Not /healthz: the watchdog probes it to prove the worker pool still answers.
@@ -153,7 +130,7 @@ std::optional<http::Response> App::handle_in_memory(const http::Request& request
   return finish(request, lookup, std::move(*response), request_id_for(request), started);
 }
 
-http::Dispatch App::dispatch(http::Request& request) {
+http::Dispatch RequestPipeline::dispatch(http::Request& request) {
   auto started = std::chrono::steady_clock::now();
   std::shared_ptr<const void> admission;
   std::optional<http::Response> answer;
@@ -175,8 +152,8 @@ http::Dispatch App::dispatch(http::Request& request) {
 }
 
 // The request id, metrics and the access log line, for both paths.
-http::Response App::finish(const http::Request& request, const RouteLookup& lookup, http::Response response,
-                           std::string request_id, std::chrono::steady_clock::time_point started) {
+http::Response RequestPipeline::finish(const http::Request& request, const RouteLookup& lookup, http::Response response,
+                                       std::string request_id, std::chrono::steady_clock::time_point started) {
   bool replayed = response.header("Idempotent-Replayed").has_value();
   auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   std::string_view route = route_label(lookup);
@@ -207,7 +184,7 @@ http::Response App::finish(const http::Request& request, const RouteLookup& look
   return response;
 }
 
-http::Response App::route(const http::Request& request, const RouteLookup& lookup) {
+http::Response RequestPipeline::route(const http::Request& request, const RouteLookup& lookup) {
   if (!lookup.route) return routing_refusal(lookup);
   return endpoints_[lookup.index]->handle(request, lookup.arguments);
 }

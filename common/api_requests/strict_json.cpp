@@ -1,6 +1,6 @@
 // RapidJSON with validation, numbers as text and no recursion, then one walk for what it does
 // not check: escapes that decode to invalid UTF-8, and repeated keys.
-#include "common/api/strict_json.hpp"
+#include "common/api_requests/strict_json.hpp"
 
 #include <rapidjson/error/en.h>
 
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/api/api_error.hpp"
+#include "common/api_requests/api_error.hpp"
 #include "common/base/utf8.hpp"
 
 namespace rr::api {

@@ -1,10 +1,10 @@
 // POST /rides/{id}/cancel's parameters: the ride from the path, an optional reason from the body.
 #include <vector>
 
-#include "common/api/api_error.hpp"
-#include "common/api/page_query.hpp"
-#include "common/api/request_parsing.hpp"
-#include "common/api/strict_json.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/page_query.hpp"
+#include "common/api_requests/request_parsing.hpp"
+#include "common/api_requests/strict_json.hpp"
 #include "common/base/utf8.hpp"
 #include "common/http/form.hpp"
 #include "common/rides/cancel_params.hpp"

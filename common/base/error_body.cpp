@@ -1,10 +1,10 @@
 // Renders the error object with RapidJSON, which escapes whatever the message holds.
-#include "common/http/error_body.hpp"
+#include "common/base/error_body.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-namespace rr::http {
+namespace rr {
 
 std::string error_body(std::string_view type, std::string_view message) {
   rapidjson::StringBuffer buf;
@@ -21,4 +21,4 @@ std::string error_body(std::string_view type, std::string_view message) {
   return buf.GetString();
 }
 
-}  // namespace rr::http
+}  // namespace rr

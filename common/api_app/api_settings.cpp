@@ -1,5 +1,5 @@
 // Parsing of the API's settings.
-#include "common/api/api_settings.hpp"
+#include "common/api_app/api_settings.hpp"
 
 #include <stdexcept>
 

@@ -1,11 +1,11 @@
 // Header, form and JSON parsing for the rides API.
-#include "common/api/request_parsing.hpp"
+#include "common/api_requests/request_parsing.hpp"
 
 #include <map>
 #include <vector>
 
-#include "common/api/api_error.hpp"
-#include "common/api/strict_json.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/strict_json.hpp"
 #include "common/auth/tokens.hpp"
 #include "common/config/environment.hpp"
 #include "common/http/client.hpp"

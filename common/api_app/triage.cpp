@@ -1,22 +1,24 @@
 // What the API answers without a database, and the per-user in-flight limit. Runs on the I/O
-// thread (App::dispatch) and again on a worker for a request whose user was not yet known there,
+// thread (RequestPipeline::dispatch) and again on a worker for a request whose user was not yet known there,
 // so both paths give the same answers in the same order: 404, 405 (from the route table), the
 // endpoint's answers from memory (health, validation errors, replays), 401 for a malformed token,
 // then 429 for a user at the limit.
-#include "common/api/api_error.hpp"
-#include "common/api/app.hpp"
 #include "common/api/outcome_answers.hpp"
-#include "common/api/request_parsing.hpp"
+#include "common/api_app/request_pipeline.hpp"
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 
 namespace rr::api {
 
-std::variant<std::shared_ptr<const InFlightPerUser::Slot>, http::Response> App::admit(std::int64_t user_id) {
+std::variant<std::shared_ptr<const InFlightPerUser::Slot>, http::Response> RequestPipeline::admit(
+    std::int64_t user_id) {
   if (auto slot = in_flight_.try_acquire(user_id)) return slot;
   return error_response(too_many_in_flight(in_flight_.limit()));
 }
 
-std::optional<http::Response> App::answer_without_database(const http::Request& request, const RouteLookup& lookup,
-                                                           std::shared_ptr<const void>& admission) {
+std::optional<http::Response> RequestPipeline::answer_without_database(const http::Request& request,
+                                                                       const RouteLookup& lookup,
+                                                                       std::shared_ptr<const void>& admission) {
   if (!lookup.route) return routing_refusal(lookup);
   Endpoint& endpoint = *endpoints_[lookup.index];
   try {

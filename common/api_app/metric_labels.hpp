@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/api/routes.hpp"
+#include "common/api_app/routes.hpp"
 #include "common/http/message.hpp"
 
 namespace rr::api {

@@ -1,5 +1,5 @@
 // The table's entries and the matching of a request against them.
-#include "common/api/routes.hpp"
+#include "common/api_app/routes.hpp"
 
 #include <algorithm>
 #include <vector>
