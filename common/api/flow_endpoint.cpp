@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/api/bounded_wait.hpp"
+#include "common/api/flow_params.hpp"
 #include "common/api/outcome_answers.hpp"
 #include "common/api_requests/request_parsing.hpp"
 #include "common/auth/tokens.hpp"
@@ -64,12 +65,14 @@ class ReleaseNotice {
 
 }  // namespace
 
+FlowEndpoint::FlowEndpoint(Dependencies dependencies) : deps_(dependencies) { require_params_readers(); }
+
 FlowRequest::FlowRequest(const http::Request& request, const flows::FoundFlow& found)
     : flow(found.flow),
       token(parse_bearer_token(request)),
       key(parse_idempotency_key(request)),
       path(request.path),
-      params_json(found.flow->read_params(request, found.arguments)),
+      params_json(read_flow_params(*found.flow, request, found.arguments)),
       fingerprint(idempotency::FinishedResponses::fingerprint(found.flow->method, request.path, params_json)),
       request_bytes(idempotency::FinishedResponses::request_bytes(
           request.method, request.target, request.header("Content-Type").value_or(""), request.body)),

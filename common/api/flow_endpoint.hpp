@@ -58,7 +58,8 @@ class FlowEndpoint {
     // Failed authentication per address (AUTH_FAILURES_PER_MINUTE); null: unbounded.
     auth::AuthFailureThrottle* failed_auth = nullptr;
   };
-  explicit FlowEndpoint(Dependencies dependencies) : deps_(dependencies) {}
+  // Throws std::logic_error if a registered flow has no parameter reader (flow_params.hpp).
+  explicit FlowEndpoint(Dependencies dependencies);
 
   // A validation error or a replay from memory, named with the request's key; nothing when the
   // request needs the database. Never blocks.
@@ -71,7 +72,7 @@ class FlowEndpoint {
   http::Response handle(const http::Request& request, const flows::FoundFlow& found);
   // For a page that authenticated its user itself (a session, not a bearer token): runs `flow` as
   // handle() would for a request at `path` with this Idempotency-Key and parameters (canonical
-  // JSON, as RegisteredFlow::read_params gives them), waiting up to `wait` seconds (capped by
+  // JSON, as read_flow_params gives them), waiting up to `wait` seconds (capped by
   // IDEMPOTENCY_MAX_WAIT) when the key is in flight. `request` is the page's own, for its remote
   // address and its wait deadline: return a deferral as it is to the server, which calls the
   // page's handler again (and so this) when the wait ends. Errors come back as their answers

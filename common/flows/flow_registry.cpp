@@ -3,7 +3,6 @@
 
 #include <array>
 
-#include "common/api_requests/request_parsing.hpp"
 #include "common/rides/cancel_flow.hpp"
 #include "common/rides/ride_flow.hpp"
 
@@ -12,8 +11,8 @@ namespace {
 
 // One line per endpoint that runs as a flow.
 const std::array kFlows{
-    RegisteredFlow{"create_ride", "POST", "/rides", api::read_ride_params, rides::make_ride_flow},
-    RegisteredFlow{"cancel_ride", "POST", "/rides/{id}/cancel", api::read_cancel_params, rides::make_cancel_flow},
+    RegisteredFlow{"create_ride", "POST", "/rides", rides::make_ride_flow},
+    RegisteredFlow{"cancel_ride", "POST", "/rides/{id}/cancel", rides::make_cancel_flow},
 };
 
 // The next segment of `path` after `at` (which points at a '/'), or nothing at the end.

@@ -1,9 +1,10 @@
 // The one registry of flows, shared by the API and the completer. An entry names an endpoint's
-// route (method and path template), how its parameters are read from a request and how its flow
-// is built; the API routes a request to its entry, and the completer finds the entry of an
-// abandoned key from the key's stored method and path, so it finishes every registered kind with
-// no code of its own for any. A new endpoint adds its own files and one line to kFlows
-// (flow_registry.cpp).
+// route (method and path template) and how its flow is built; the API routes a request to its
+// entry, and the completer finds the entry of an abandoned key from the key's stored method and
+// path, so it finishes every registered kind with no code of its own for any. How a request's
+// parameters are read is the HTTP edge's (common/api/flow_params.hpp), so the completer, which
+// only ever runs stored parameters, links no request parsing. A new endpoint adds its own files,
+// one line to kFlows (flow_registry.cpp) and one to the edge's readers (flow_params.cpp).
 #pragma once
 
 #include <optional>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "common/flow_environment/flow_environment.hpp"
-#include "common/http/message.hpp"
 #include "common/idempotency/phase.hpp"
 
 namespace rr::flows {
@@ -25,9 +25,6 @@ struct RegisteredFlow {
   std::string_view name;           // for logs: "create_ride", "cancel_ride"
   std::string_view method;         // "POST"
   std::string_view path_template;  // "/rides/{id}/cancel": a {segment} matches one non-empty segment
-  // The request's parameters as canonical JSON (equal values give equal text), stored on the key
-  // and compared on a replay. Throws ApiError (400, 404, 415, 422) for what it refuses.
-  std::string (*read_params)(const http::Request& request, const PathArguments& arguments);
   // The flow's phases; they own what they capture, so the flow may outlive the environment.
   idempotency::Flow (*make_flow)(const FlowEnvironment& environment);
 };

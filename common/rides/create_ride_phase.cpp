@@ -22,7 +22,7 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
 
 db::Call create_ride_call(const idempotency::KeyRequest& request, const std::string& lock_token,
                           double lock_timeout_seconds, const std::string& payment_idempotency_key) {
-  // The flow's read_params produced params_json (to_json): its digits go out as they are.
+  // The edge's read_flow_params produced params_json (to_json): its digits go out as they are.
   auto coordinates = canonical_coordinates(request.params_json);
   if (!coordinates) throw std::runtime_error("request parameters of a new ride are not canonical");
   const auto& [origin_lat, origin_lon, target_lat, target_lon] = *coordinates;

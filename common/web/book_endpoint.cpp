@@ -95,7 +95,7 @@ http::Response BookEndpoint::handle(const http::Request& request, const flows::P
     }
     std::string params_json;
     try {
-      params_json = ride_flow_.read_params(request, {});
+      params_json = api::read_ride_params(request, {});
     } catch (const api::ApiError& e) {
       return answer(422, entered(*form, *key), {Notice::Kind::error, e.what()});
     }
