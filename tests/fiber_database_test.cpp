@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/db/connection.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/db/one_trip_call.hpp"
-#include "common/db/raw_libpq.hpp"
 #include "common/db/transaction.hpp"
 #include "common/fiber/fiber.hpp"
 #include "support/fibers.hpp"
@@ -27,7 +27,7 @@ namespace {
 
 struct FiberDatabaseFixture {
   rr::test::TestDatabase db{/*migrated=*/false};
-  pqxx::connection conn{db.url()};
+  rr::db::Connection conn{db.url()};
 
   FiberDatabaseFixture() {
     pqxx::work tx(db.conn());
@@ -97,7 +97,7 @@ int descriptors_of(const std::string& socket) {
   return count;
 }
 
-std::vector<std::vector<std::optional<std::string>>> as_text(const pqxx::result& rows) {
+std::vector<std::vector<std::optional<std::string>>> as_text(const rr::db::Result& rows) {
   std::vector<std::vector<std::optional<std::string>>> text;
   for (const auto& row : rows) {
     auto& fields = text.emplace_back();
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(a_call_on_a_fiber_returns_the_rows_a_call_off_a_fiber_retur
   auto echo = rr::db::call("echo", nasty, std::optional<std::string>{}, -42, true);
   auto off_fiber = rr::db::run_one_trip(conn, echo, 1500ms);
   auto off_numbers = rr::db::run_one_trip(conn, rr::db::call("numbers", 3), 0ms);
-  std::optional<pqxx::result> on_fiber, on_numbers, none, empty;
+  std::optional<rr::db::Result> on_fiber, on_numbers, none, empty;
   run_fibers({[&] {
     on_fiber = rr::db::run_one_trip(conn, echo, 1500ms);
     on_numbers = rr::db::run_one_trip(conn, rr::db::call("numbers", 3), 0ms);
@@ -138,14 +138,14 @@ BOOST_AUTO_TEST_CASE(a_call_on_a_fiber_returns_the_rows_a_call_off_a_fiber_retur
   BOOST_TEST(empty->columns() == 1u);
 
   // libpqxx gets its connection back in blocking mode, usable for a transaction at once.
-  BOOST_TEST(PQisnonblocking(rr::db::raw_libpq::connection(conn)) == 0);
+  BOOST_TEST(PQisnonblocking(conn.session()) == 0);
   pqxx::work tx(conn);
   BOOST_TEST(tx.exec("SELECT 41 + 1")[0][0].as<int>() == 42);
   tx.commit();
 }
 
 BOOST_AUTO_TEST_CASE(the_two_statement_query_returns_the_selects_rows_under_its_bound) {
-  std::optional<pqxx::result> rows;
+  std::optional<rr::db::Result> rows;
   run_fibers({[&] { rows = rr::db::run_one_trip(conn, rr::db::call("echo", "a", "b", 1, false), 1500ms); }});
   BOOST_REQUIRE(rows.has_value());
   BOOST_TEST(rows->size() == 1u);
@@ -160,7 +160,7 @@ BOOST_AUTO_TEST_CASE(a_fiber_waiting_on_a_lock_leaves_the_thread_to_another_fibe
   pqxx::connection holder_conn{db.direct_url()};
   std::optional<pqxx::work> holder(std::in_place, holder_conn);
   holder->exec("SELECT pg_advisory_xact_lock(7)");
-  pqxx::connection other_conn{db.url()};
+  rr::db::Connection other_conn{db.url()};
 
   std::vector<std::string> order;
   std::string a_result, b_result;
@@ -234,7 +234,7 @@ BOOST_AUTO_TEST_CASE(a_backend_terminated_mid_call_is_a_broken_connection_the_po
   rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
   bool broken = false;
   std::size_t idle_after = 99;
-  std::optional<pqxx::result> next;
+  std::optional<rr::db::Result> next;
   run_fibers({[&] {
                 {
                   auto lease = pool.acquire();
@@ -424,7 +424,7 @@ BOOST_AUTO_TEST_CASE(a_pooled_connections_socket_stays_registered_from_one_call_
   BOOST_TEST(descriptors_of(socket) == 1);
 
   // Another I/O thread registers afresh and is answered; a connection the pool drops closes the dup.
-  std::optional<pqxx::result> rows;
+  std::optional<rr::db::Result> rows;
   run_fibers({[&] {
     auto lease = pool.acquire();
     rows = rr::db::run_one_trip(lease, rr::db::call("numbers", 4));
@@ -443,7 +443,7 @@ BOOST_AUTO_TEST_CASE(a_reopened_connection_behind_the_same_socket_number_is_regi
   std::string old_socket, new_socket;
   int old_number = -1, new_number = -1, old_copies = -1, new_copies = -1;
   long made = 0;
-  std::optional<pqxx::result> rows;
+  std::optional<rr::db::Result> rows;
   run_fibers({[&] {
     auto lease = pool.acquire();
     rr::db::run_one_trip(lease, rr::db::call("numbers", 1));
@@ -490,7 +490,7 @@ BOOST_AUTO_TEST_CASE(a_pooled_call_is_prepared_once_per_session_in_prepared_stat
   const bool prepared_mode = db.statement_mode() == rr::db::StatementMode::prepared;
   rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
   const std::string nasty = "it's a \\'quote'' ; -- $1 \xc3\xa9\xe2\x82\xac";
-  std::optional<pqxx::result> first, second, numbers;
+  std::optional<rr::db::Result> first, second, numbers;
   run_fibers({[&] {
     auto lease = pool.acquire();
     first = rr::db::run_one_trip(lease, rr::db::call("echo", nasty, std::optional<std::string>{}, -42, true));
@@ -524,7 +524,7 @@ BOOST_AUTO_TEST_CASE(a_prepared_call_fails_as_the_simple_query_does_and_the_sess
   options.statement_timeout = 200ms;
   rr::db::ConnectionPool pool(db.url(), options, 1, 5s);
   bool own_sqlstate = false, timeout = false, undefined = false;
-  std::optional<pqxx::result> after;
+  std::optional<rr::db::Result> after;
   run_fibers({[&] {
     auto lease = pool.acquire();
     try {

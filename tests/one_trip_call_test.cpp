@@ -4,8 +4,8 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 
+#include "common/db/connection.hpp"
 #include "common/db/one_trip_call.hpp"
-#include "common/db/raw_libpq.hpp"
 #include "common/db/transaction.hpp"
 #include "support/test_database.hpp"
 
@@ -15,7 +15,7 @@ namespace {
 
 struct OneTripFixture {
   rr::test::TestDatabase db{/*migrated=*/false};
-  pqxx::connection conn{db.url()};
+  rr::db::Connection conn{db.url()};
 
   OneTripFixture() {
     pqxx::work tx(db.conn());
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(a_long_argument_of_quotes_arrives_whole) {
 
 BOOST_AUTO_TEST_CASE(an_argument_invalid_in_the_session_encoding_is_refused_before_anything_is_sent) {
   pqxx::nontransaction(conn).exec("SET client_encoding = 'UTF8'");
-  PGconn* pg = rr::db::raw_libpq::connection(conn);
+  PGconn* pg = conn.session();
   BOOST_REQUIRE(pg != nullptr);
   std::string query = "SELECT ";
   BOOST_CHECK_THROW(rr::db::append_escaped(pg, query, "ok \xc3("), pqxx::argument_error);

@@ -34,7 +34,7 @@ class CallersRowsEndpoint : public Endpoint {
   auth::User caller(const http::Request& request) { return authenticator_.user_of(request); }
 
   template <typename... Args>
-  pqxx::result read(const db::Statement& statement, Args&&... args) {
+  db::Result read(const db::Statement& statement, Args&&... args) {
     auto conn = pool_.acquire();
     db::Transaction tx(conn.conn(), conn.statement_timeout());
     auto rows = conn.exec(tx, statement, std::forward<Args>(args)...);

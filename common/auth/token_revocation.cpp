@@ -35,7 +35,7 @@ const db::Statement kDeleteToken{"ops_delete_token",
 // $1 user id
 const db::Statement kCountTokens{"ops_count_tokens", "SELECT count(*) FROM api_tokens WHERE user_id = $1"};
 
-TokenInfo token_info_from(const pqxx::row& row, int first) {
+TokenInfo token_info_from(const db::Row& row, int first) {
   return {row[first].as<std::string>(), row[first + 1].as<std::string>(), row[first + 2].as<std::string>()};
 }
 

@@ -57,9 +57,8 @@ std::string issue_token(pqxx::connection& conn, const std::string& email, std::c
 
 std::optional<User> authenticate(db::ConnectionPool::Lease& conn, std::string_view token) {
   if (!looks_like_token(token)) return std::nullopt;
-  pqxx::binarystring hash(sha256(token));
   db::Transaction tx(conn.conn(), conn.statement_timeout());
-  auto rows = conn.exec(tx, kAuthenticate, hash);
+  auto rows = conn.exec(tx, kAuthenticate, db::bytes(sha256(token)));
   tx.commit();
   if (rows.empty()) return std::nullopt;
   return User{rows[0][0].as<std::int64_t>(), rows[0][1].as<std::string>(), rows[0][2].as<std::string>()};

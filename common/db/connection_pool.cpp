@@ -10,7 +10,7 @@ namespace {
 // An idle session receives nothing unless its server is ending it (a PostgreSQL or PgBouncer
 // restart, pg_terminate_backend): input or end of file waiting on an idle connection means it is
 // dead. One poll() instead of a failed statement in the middle of a request.
-bool idle_session_was_closed(pqxx::connection& conn) {
+bool idle_session_was_closed(Connection& conn) {
   int socket = conn.sock();
   if (socket < 0) return true;
   pollfd fd{socket, POLLIN, 0};
@@ -33,7 +33,7 @@ ConnectionPool::Lease& ConnectionPool::Lease::operator=(Lease&& other) noexcept 
 }
 
 PooledConnection::PooledConnection(const std::string& url, const SessionOptions& options)
-    : conn_(url), statements_(options.statements), statement_timeout_(per_transaction_timeout(options)) {
+    : conn_(url), statements_(conn_, options.statements), statement_timeout_(per_transaction_timeout(options)) {
   // libpqxx runs the SET now and again on any reconnect of this connection object.
   if (session_carries_timeout(options)) {
     conn_.set_variable("statement_timeout", std::to_string(options.statement_timeout.count()));

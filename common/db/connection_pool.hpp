@@ -1,4 +1,5 @@
-// A bounded pool of libpqxx connections, each running named statements in the pool's mode.
+// A bounded pool of database sessions (db::Connection: ours, lent to libpqxx for transactions),
+// each running named statements in the pool's mode.
 #pragma once
 
 #include <chrono>
@@ -12,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/db/connection.hpp"
 #include "common/db/prepared_calls.hpp"
+#include "common/db/result.hpp"
 #include "common/db/session_options.hpp"
 #include "common/db/statements.hpp"
 #include "common/fiber/fiber.hpp"
@@ -29,7 +32,7 @@ class PooledConnection {
  public:
   // Connects; a session of our own gets its statement bound here (session_options.hpp).
   PooledConnection(const std::string& url, const SessionOptions& options);
-  pqxx::connection& raw() { return conn_; }
+  Connection& raw() { return conn_; }
   SessionStatements& statements() { return statements_; }
   // The bound a transaction on this connection must SET LOCAL itself: 0 when the session already
   // carries DATABASE_STATEMENT_TIMEOUT (per_transaction_timeout). Pass it to db::Transaction and
@@ -42,7 +45,7 @@ class PooledConnection {
   PreparedCalls& prepared_calls() { return prepared_calls_; }
 
  private:
-  pqxx::connection conn_;
+  Connection conn_;
   SessionStatements statements_;
   PreparedCalls prepared_calls_;
   std::chrono::milliseconds statement_timeout_;
@@ -67,15 +70,15 @@ class ConnectionPool {
     // Gives back the connection held so far, then takes over `other`'s.
     Lease& operator=(Lease&& other) noexcept;
     ~Lease();
-    pqxx::connection& conn() { return conn_->raw(); }
+    Connection& conn() { return conn_->raw(); }
     PooledConnection& pooled() { return *conn_; }
     SessionStatements& statements() { return conn_->statements(); }
     // For db::Transaction: the bound on each statement of this session's transactions.
     std::chrono::milliseconds statement_timeout() const { return conn_->statement_timeout(); }
     // Runs `statement` in `tx` (a transaction on this connection) in the pool's statement mode.
     template <typename... Args>
-    pqxx::result exec(pqxx::transaction_base& tx, const Statement& statement, Args&&... args) {
-      return conn_->statements().exec(tx, statement, std::forward<Args>(args)...);
+    Result exec(pqxx::transaction_base& tx, const Statement& statement, const Args&... args) {
+      return conn_->statements().exec(tx, statement, args...);
     }
 
    private:

@@ -16,40 +16,25 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <vector>
 
+#include "common/db/connection.hpp"
 #include "common/db/connection_pool.hpp"
+#include "common/db/result.hpp"
+#include "common/db/sql_arguments.hpp"
 
 namespace rr::db {
 
 struct Call {
-  std::string function;                               // a function returning a table, a set or void
-  std::vector<std::optional<std::string>> arguments;  // text forms; nullopt is NULL
+  std::string function;    // a function returning a table, a set or void
+  SqlArguments arguments;  // text forms (sql_arguments.hpp); nullopt is NULL
 };
-
-namespace detail {
-inline std::optional<std::string> call_argument(const std::optional<std::string>& value) { return value; }
-inline std::optional<std::string> call_argument(const std::string& value) { return value; }
-inline std::optional<std::string> call_argument(std::string_view value) { return std::string(value); }
-inline std::optional<std::string> call_argument(const char* value) { return std::string(value); }
-inline std::optional<std::string> call_argument(bool value) { return value ? "true" : "false"; }
-template <typename Number>
-requires std::is_integral_v<Number> std::optional<std::string> call_argument(Number value) {
-  return pqxx::to_string(value);
-}
-// The shortest text that reads back as the same double (std::to_chars): exact, and without the
-// stream and locale machinery pqxx::to_string goes through, which showed in the request's profile.
-std::optional<std::string> call_argument(double value);
-}  // namespace detail
 
 // db::call("idem_finish_or_raise", key_id, token, 201, body)
 template <typename... Args>
 Call call(std::string function, const Args&... args) {
-  return Call{std::move(function), {detail::call_argument(args)...}};
+  return Call{std::move(function), sql_arguments(args...)};
 }
 
 // Appends `value` to `query` as the inside of a quoted literal.
@@ -68,17 +53,19 @@ std::string one_trip_query(const Call& call, std::chrono::milliseconds statement
 // `query` is left as it was.
 void append_escaped(PGconn* conn, std::string& query, const std::string& value);
 
-// Runs `call` on `conn` as its own transaction in one round trip and returns the function's rows.
-// Never resends: if the connection breaks, whether the call committed is unknown (the runner then
-// answers "retry with the same key", which resumes from wherever the database has the key).
-pqxx::result run_one_trip(pqxx::connection_base& conn, const Call& call, std::chrono::milliseconds statement_timeout);
+// Runs `call` on `conn`'s session as its own transaction in one round trip and returns the
+// function's rows. Never resends: if the connection breaks, whether the call committed is unknown
+// (the runner then answers "retry with the same key", which resumes from wherever the database
+// has the key); a session already lost is pqxx::broken_connection without sending.
+Result run_one_trip(Connection& conn, const Call& call, std::chrono::milliseconds statement_timeout);
 // The same on a pooled connection, bounded by its statement_timeout(). On a fiber its socket stays
 // registered with the I/O thread from one call to the next (PooledConnection::socket_watch), and
 // in prepared-statement mode, where the session carries its bound, the call is a prepared
 // statement of the session (prepared_calls.hpp) instead of the simple query.
-pqxx::result run_one_trip(ConnectionPool::Lease& lease, const Call& call);
+Result run_one_trip(ConnectionPool::Lease& lease, const Call& call);
 
-// The SQLSTATE of an error raised by our own functions (sql/functions/; the codes are listed in sql/006_one_round_trip_phases.sql).
+// The SQLSTATE of an error raised by our own functions (sql/functions/; the codes are listed in
+// sql/006_one_round_trip_phases.sql).
 inline constexpr const char* kLockTakenOver = "RR001";
 inline constexpr const char* kMissingRow = "RR002";
 bool has_sqlstate(const std::exception& error, std::string_view sqlstate);

@@ -16,7 +16,7 @@ struct Lookup {
 };
 
 // Reads a row of idem_find_or_create's shape (a creating call's starts with it).
-Lookup settle(const pqxx::row& row) {
+Lookup settle(const db::Row& row) {
   bool inserted = row[0].as<bool>();
   KeyRow key = key_row_from(row, 1);
   if (inserted) return {Acquired{std::move(key), true, nullptr, {}}, std::nullopt};

@@ -45,13 +45,13 @@ struct OpenSection {
 // No row: a concurrent insert of the same key won, and begin_key asks again.
 using CreatingCall =
     std::function<db::Call(const KeyRequest& request, const std::string& lock_token, double lock_timeout_seconds)>;
-inline constexpr pqxx::row::size_type kCreatingCallKeyColumns = 12;
+inline constexpr db::Row::size_type kCreatingCallKeyColumns = 12;
 
 // What a creating call returned besides the key, for the phase after the one it ran (so that phase
 // need not read it again). Empty when the run did not create the key with a creating call.
 struct Carried {
-  std::optional<pqxx::row> row;
-  pqxx::row::size_type first_column = 0;
+  std::optional<db::Row> row;
+  db::Row::size_type first_column = 0;
 };
 
 // We hold the key's lock (a fresh token), new or resumed.

@@ -54,12 +54,12 @@ const db::Statement kCountUnfinished{"ops_count_unfinished",
                                      "WHERE response_code IS NULL AND created_at <= now() - make_interval(secs => $1)"};
 
 template <typename T>
-std::optional<T> optional_of(const pqxx::field& field) {
+std::optional<T> optional_of(const db::Field& field) {
   if (field.is_null()) return std::nullopt;
   return field.as<T>();
 }
 
-KeyDetails key_details_from(const pqxx::row& row) {
+KeyDetails key_details_from(const db::Row& row) {
   KeyDetails key;
   key.id = row[0].as<std::int64_t>();
   key.user_id = row[1].as<std::int64_t>();

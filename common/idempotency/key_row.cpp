@@ -3,7 +3,7 @@
 
 namespace rr::idempotency {
 
-KeyRow key_row_from(const pqxx::row& row, int first) {
+KeyRow key_row_from(const db::Row& row, int first) {
   KeyRow key;
   key.id = row[first + 0].as<std::int64_t>();
   key.user_id = row[first + 1].as<std::int64_t>();

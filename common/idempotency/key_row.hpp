@@ -3,8 +3,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
+#include "common/db/result.hpp"
 
 namespace rr::idempotency {
 
@@ -26,6 +26,6 @@ struct KeyRow {
 // Reads a key row starting at column `first`: id, user_id, recovery_point, lock_token, request_params,
 // origin_ip, payment_idempotency_key, response_code, response_body (the result columns of the
 // functions in sql/functions/ that return a key).
-KeyRow key_row_from(const pqxx::row& row, int first = 0);
+KeyRow key_row_from(const db::Row& row, int first = 0);
 
 }  // namespace rr::idempotency

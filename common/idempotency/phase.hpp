@@ -102,7 +102,7 @@ class PhaseContext {
   // thrown here. Every other check the phase needs must raise inside the function too, since
   // nothing can be rolled back once the rows are here. Serialization failures and deadlocks are
   // retried as in atomic(). Not for a phase that continues the transaction that created its key.
-  virtual pqxx::result atomic_call(const db::Call& call, const PhaseResult& applied) = 0;
+  virtual db::Result atomic_call(const db::Call& call, const PhaseResult& applied) = 0;
   // What the call that created the key returned for this phase's use (see Carried); empty unless
   // this run created the key with the flow's creating call.
   virtual const Carried& carried() const = 0;
@@ -110,7 +110,7 @@ class PhaseContext {
   virtual db::SessionStatements& statements() = 0;
   // Inside `work`: runs `statement` in the section's transaction `tx`.
   template <typename... Args>
-  pqxx::result exec(pqxx::transaction_base& tx, const db::Statement& statement, Args&&... args) {
+  db::Result exec(pqxx::transaction_base& tx, const db::Statement& statement, Args&&... args) {
     return statements().exec(tx, statement, std::forward<Args>(args)...);
   }
 };

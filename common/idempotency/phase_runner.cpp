@@ -20,7 +20,7 @@ class RunnerContext : public PhaseContext {
   const KeyRow& key() const override { return key_; }
   const Carried& carried() const override { return carried_; }
 
-  pqxx::result atomic_call(const db::Call& call, const PhaseResult& applied) override {
+  db::Result atomic_call(const db::Call& call, const PhaseResult& applied) override {
     if (section_) throw std::logic_error("a phase continuing the transaction that created its key runs in atomic()");
     return retrying_conflicts(/*retryable=*/true, [&] {
       auto lease = runner_.pool_.acquire();
@@ -95,7 +95,7 @@ class RunnerContext : public PhaseContext {
       throw;
     }
     lease_ = nullptr;
-    pqxx::result fenced;
+    db::Result fenced;
     if (auto* point = std::get_if<RecoveryPoint>(&result)) {
       fenced = conn.exec(tx, statements::kMoveRecoveryPoint, key_.id, key_.lock_token, point->name);
     } else if (auto* response = std::get_if<FinalResult>(&result)) {

@@ -79,18 +79,19 @@ Enqueuer::Enqueuer(EnqueuerSettings config)
 
 Enqueuer::~Enqueuer() = default;
 
-pqxx::connection& Enqueuer::database() {
+db::Connection& Enqueuer::database() {
   // Between passes an idle session receives nothing unless the server is ending it (a restart,
   // pg_terminate_backend, idle_session_timeout): input waiting here means "reconnect". Finding
   // out this way, rather than by failing a BEGIN, also avoids libpqxx 6.4 leaking a result
   // on that failure path.
   if (database_ && idle_connection_has_input(database_->sock())) {
     log::warn("database session closed by the server, reconnecting");
+    statements_.reset();
     database_.reset();
   }
   if (!database_) {
-    database_ = std::make_unique<pqxx::connection>(config_.database.url);
-    statements_.emplace(config_.database.session.statements);  // a new session has nothing prepared
+    database_ = std::make_unique<db::Connection>(config_.database.url);
+    statements_.emplace(*database_, config_.database.session.statements);  // a new session has nothing prepared
   }
   return *database_;
 }
@@ -103,7 +104,7 @@ redis::Connection& Enqueuer::redis() {
 
 std::int64_t Enqueuer::move_batch() {
   db::Transaction transaction(database(), config_.database.session.statement_timeout);
-  pqxx::result rows = statements_->exec(transaction, kClaimJobs, config_.loop.batch_size);
+  db::Result rows = statements_->exec(transaction, kClaimJobs, config_.loop.batch_size);
   if (rows.empty()) return 0;  // the destructor rolls back a transaction that changed nothing
 
   std::vector<StagedJob> jobs;
@@ -148,7 +149,7 @@ std::int64_t Enqueuer::move_batch() {
     replicas_short_ = false;
   }
 
-  pqxx::result deleted = statements_->exec(transaction, kDeleteJobs, id_array(jobs));
+  db::Result deleted = statements_->exec(transaction, kDeleteJobs, id_array(jobs));
   if (deleted.affected_rows() != jobs.size()) {
     // Cannot happen while we hold the row locks; if it does, roll back rather than guess.
     throw std::logic_error("deleted " + std::to_string(deleted.affected_rows()) + " staged jobs of " +

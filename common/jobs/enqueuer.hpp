@@ -7,8 +7,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <pqxx/connection>
 
+#include "common/db/connection.hpp"
+#include "common/db/statements.hpp"
 #include "common/jobs/enqueuer_settings.hpp"
 #include "common/jobs/staged_jobs_listener.hpp"
 #include "common/redis/connection.hpp"
@@ -59,12 +60,12 @@ class Enqueuer {
   void set_before_commit_hook(std::function<void()> hook) { before_commit_ = std::move(hook); }
 
  private:
-  pqxx::connection& database();
+  db::Connection& database();
   redis::Connection& redis();
   std::int64_t move_batch();
 
   EnqueuerSettings config_;
-  std::unique_ptr<pqxx::connection> database_;
+  std::unique_ptr<db::Connection> database_;
   std::optional<db::SessionStatements> statements_;  // of database_'s session
   redis::MasterConnector redis_connector_;
   std::optional<redis::Connection> redis_;

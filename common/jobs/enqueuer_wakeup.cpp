@@ -77,17 +77,17 @@ bool EnqueuerWakeup::sleep_unless_stopping(std::chrono::milliseconds duration) {
 }
 
 void EnqueuerWakeup::run() {
-  std::unique_ptr<pqxx::connection> connection;
+  std::unique_ptr<db::Connection> connection;
   daemon::Backoff backoff(options_.min_backoff, options_.max_backoff);
   bool failing = false;
   auto send = [&] {
-    if (!connection) connection = std::make_unique<pqxx::connection>(options_.database_url);
+    if (!connection) connection = std::make_unique<db::Connection>(options_.database_url);
     db::run_one_trip(*connection, kNotify, options_.statement_timeout);
     ++notifies_sent_;
     notifies_counter().inc();
   };
   try {
-    connection = std::make_unique<pqxx::connection>(options_.database_url);
+    connection = std::make_unique<db::Connection>(options_.database_url);
   } catch (const std::exception&) {
     // Left to the first wake-up, which retries, logs and backs off like any other failure.
   }

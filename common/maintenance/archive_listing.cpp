@@ -36,7 +36,7 @@ ArchivedKeys list_archived_keys(db::PooledConnection& conn, const ArchiveSince& 
   const std::string timestamp = since.timestamp.value_or("-infinity");
   const double seconds_ago = since.ago ? static_cast<double>(since.ago->count()) / 1000.0 : -1.0;
   ArchivedKeys result;
-  pqxx::result rows;
+  db::Result rows;
   try {
     db::Transaction tx(conn.raw(), conn.statement_timeout());
     result.total = conn.statements().exec(tx, kCountArchived, timestamp, seconds_ago)[0][0].as<std::int64_t>();

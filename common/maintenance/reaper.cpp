@@ -53,7 +53,7 @@ const db::Statement kReapSessions{"reaper_reap_sessions",
 
 ReaperReport Reaper::run_once() {
   ReaperReport report;
-  pqxx::result rows;
+  db::Result rows;
   {
     auto conn = pool_.acquire();
     db::Transaction tx(conn.conn(), conn.statement_timeout());

@@ -38,10 +38,10 @@ void write_ride(Writer& w, const RideView& ride) {
 
 }  // namespace
 
-RideView ride_view_from(const pqxx::row& row) { return ride_view_from(row, 0); }
+RideView ride_view_from(const db::Row& row) { return ride_view_from(row, 0); }
 
-RideView ride_view_from(const pqxx::row& row, pqxx::row::size_type first) {
-  auto nullable = [&](pqxx::row::size_type column) -> std::optional<std::string> {
+RideView ride_view_from(const db::Row& row, db::Row::size_type first) {
+  auto nullable = [&](db::Row::size_type column) -> std::optional<std::string> {
     if (row[first + column].is_null()) return std::nullopt;
     return row[first + column].as<std::string>();
   };

@@ -3,9 +3,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 #include <vector>
+#include "common/db/result.hpp"
 
 namespace rr::rides {
 
@@ -27,11 +27,11 @@ struct RideView {
   "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "      \
   "to_char(cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), stripe_refund_id"
 
-RideView ride_view_from(const pqxx::row& row);
+RideView ride_view_from(const db::Row& row);
 
 std::string ride_created_body(const RideView& ride);
 // The ride first in a row, from the first column on.
-RideView ride_view_from(const pqxx::row& row, pqxx::row::size_type first_column);
+RideView ride_view_from(const db::Row& row, db::Row::size_type first_column);
 std::string ride_body(const RideView& ride);
 std::string ride_list_body(const std::vector<RideView>& rides, std::optional<std::int64_t> next_cursor);
 

@@ -18,7 +18,7 @@ const db::Statement kFind{"rider_session_find",
 const db::Statement kEnd{"rider_session_end", "DELETE FROM rider_sessions WHERE token_hash = $1"};
 
 template <typename... Args>
-pqxx::result run(db::ConnectionPool& pool, const db::Statement& statement, Args&&... args) {
+db::Result run(db::ConnectionPool& pool, const db::Statement& statement, Args&&... args) {
   auto conn = pool.acquire();
   db::Transaction tx(conn.conn(), conn.statement_timeout());
   auto rows = conn.exec(tx, statement, std::forward<Args>(args)...);
@@ -41,9 +41,8 @@ std::optional<NewSession> SessionStore::sign_in(std::string_view api_token) {
   NewSession created;
   created.token = random_hex(kSessionTokenBytes);
   created.session.csrf_token = random_hex(32);
-  auto rows =
-      run(pool_, kSignIn, pqxx::binarystring(auth::sha256(created.token)), pqxx::binarystring(auth::sha256(api_token)),
-          created.session.csrf_token, static_cast<double>(settings_.ttl.count()), kMaxSessionsPerUser);
+  auto rows = run(pool_, kSignIn, db::bytes(auth::sha256(created.token)), db::bytes(auth::sha256(api_token)),
+                  created.session.csrf_token, static_cast<double>(settings_.ttl.count()), kMaxSessionsPerUser);
   if (rows.empty()) return std::nullopt;
   created.session.user = {rows[0][0].as<std::int64_t>(), rows[0][1].as<std::string>(), rows[0][2].as<std::string>()};
   return created;
@@ -51,7 +50,7 @@ std::optional<NewSession> SessionStore::sign_in(std::string_view api_token) {
 
 std::optional<RiderSession> SessionStore::find(std::string_view session_token) {
   if (!looks_like_session_token(session_token)) return std::nullopt;
-  auto rows = run(pool_, kFind, pqxx::binarystring(auth::sha256(session_token)));
+  auto rows = run(pool_, kFind, db::bytes(auth::sha256(session_token)));
   if (rows.empty()) return std::nullopt;
   return RiderSession{{rows[0][0].as<std::int64_t>(), rows[0][1].as<std::string>(), rows[0][2].as<std::string>()},
                       rows[0][3].as<std::string>()};
@@ -59,7 +58,7 @@ std::optional<RiderSession> SessionStore::find(std::string_view session_token) {
 
 bool SessionStore::end(std::string_view session_token) {
   if (!looks_like_session_token(session_token)) return false;
-  return run(pool_, kEnd, pqxx::binarystring(auth::sha256(session_token))).affected_rows() > 0;
+  return run(pool_, kEnd, db::bytes(auth::sha256(session_token))).affected_rows() > 0;
 }
 
 }  // namespace rr::web
