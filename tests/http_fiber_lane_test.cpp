@@ -14,19 +14,14 @@
 #include "common/fiber/fiber.hpp"
 #include "common/http/client.hpp"
 #include "common/http/server.hpp"
+#include "support/plain_text.hpp"
 
+using rr::test::plain_text;
 using namespace std::chrono_literals;
 using rr::http::Request;
 using rr::http::Response;
 
 namespace {
-
-Response text(std::string body) {
-  Response response;
-  response.content_type = "text/plain";
-  response.body = std::move(body);
-  return response;
-}
 
 rr::http::ClientResponse get(const rr::http::Server& server, const std::string& path) {
   rr::http::ClientRequest request;
@@ -68,11 +63,11 @@ BOOST_AUTO_TEST_CASE(a_suspended_fiber_holds_neither_the_io_thread_nor_the_worke
           // Suspends until the second request has run to its end on the same threads.
           while (second_seen.wait_for(0s) != std::future_status::ready) rr::fiber::sleep_for(5ms);
           note("first answers");
-          return text("first");
+          return plain_text("first");
         }
         note("second runs");
         second_arrived.set_value();
-        return text("second");
+        return plain_text("second");
       },
       everything_to(rr::http::Lane::fibers));
   server.start();
@@ -97,7 +92,7 @@ BOOST_AUTO_TEST_CASE(blocking_work_of_a_fiber_runs_on_a_worker_and_its_failure_i
         handler_thread = std::this_thread::get_id();
         blocking_thread = rr::fiber::blocking([] { return std::this_thread::get_id(); });
         if (request.path == "/fail") rr::fiber::blocking([]() -> int { throw std::runtime_error("worker failed"); });
-        return text("ok");
+        return plain_text("ok");
       },
       everything_to(rr::http::Lane::fibers));
   server.start();
@@ -113,7 +108,7 @@ BOOST_AUTO_TEST_CASE(beyond_max_fibers_and_with_none_requests_run_on_the_workers
   std::atomic<int> on_fibers{0}, on_workers{0};
   auto count_where = [&](const Request&) {
     (rr::fiber::active() ? on_fibers : on_workers)++;
-    return text("ok");
+    return plain_text("ok");
   };
   {
     rr::http::Server server(one_of_each(0), count_where, everything_to(rr::http::Lane::fibers));
@@ -135,9 +130,9 @@ BOOST_AUTO_TEST_CASE(beyond_max_fibers_and_with_none_requests_run_on_the_workers
           BOOST_TEST(rr::fiber::active());
           first_running = true;
           while (released.wait_for(0s) != std::future_status::ready) rr::fiber::sleep_for(5ms);
-          return text("held");
+          return plain_text("held");
         }
-        return text(rr::fiber::active() ? "fiber" : "worker");
+        return plain_text(rr::fiber::active() ? "fiber" : "worker");
       },
       everything_to(rr::http::Lane::fibers));
   server.start();
@@ -157,7 +152,7 @@ BOOST_AUTO_TEST_CASE(stopping_with_a_suspended_fiber_ends_cleanly) {
       [&](const Request&) {
         running = true;
         rr::fiber::sleep_for(60s);  // never ends by itself
-        return text("late");
+        return plain_text("late");
       },
       everything_to(rr::http::Lane::fibers));
   server.start();

@@ -17,9 +17,11 @@
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "common/http/server.hpp"
+#include "support/plain_text.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"
 
+using rr::test::plain_text;
 using namespace std::chrono_literals;
 using rr::http::ClientRequest;
 using rr::http::Request;
@@ -46,13 +48,6 @@ long millis(std::chrono::steady_clock::duration d) {
   return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 }
 
-Response text(std::string body) {
-  Response response;
-  response.content_type = "text/plain";
-  response.body = std::move(body);
-  return response;
-}
-
 rr::http::ServerOptions small_options() {
   rr::http::ServerOptions options;
   options.worker_threads = 4;
@@ -62,7 +57,7 @@ rr::http::ServerOptions small_options() {
 
 // A started server that answers every request with "served", for the tests of timeouts.
 std::unique_ptr<rr::http::Server> serving(const rr::http::ServerOptions& options) {
-  auto server = std::make_unique<rr::http::Server>(options, [](const Request&) { return text("served"); });
+  auto server = std::make_unique<rr::http::Server>(options, [](const Request&) { return plain_text("served"); });
   server->start();
   return server;
 }
@@ -135,7 +130,7 @@ std::optional<rr::http::TransportError> failure_of(const std::string& url) {
 BOOST_AUTO_TEST_SUITE(http_server)
 
 BOOST_AUTO_TEST_CASE(serves_two_requests_on_one_kept_alive_connection) {
-  rr::http::Server server(small_options(), [](const Request& request) { return text("path " + request.path); });
+  rr::http::Server server(small_options(), [](const Request& request) { return plain_text("path " + request.path); });
   server.start();
   RawConnection connection(server.port());
   connection.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -172,7 +167,7 @@ BOOST_AUTO_TEST_CASE(answers_413_with_a_json_error_when_the_body_is_over_the_lim
   std::atomic<int> calls{0};
   rr::http::Server server(small_options(), [&](const Request&) {
     ++calls;
-    return text("handled");
+    return plain_text("handled");
   });
   server.start();
   RawConnection connection(server.port());
@@ -185,7 +180,7 @@ BOOST_AUTO_TEST_CASE(answers_413_with_a_json_error_when_the_body_is_over_the_lim
 }
 
 BOOST_AUTO_TEST_CASE(answers_413_when_a_chunked_body_grows_over_the_limit) {
-  rr::http::Server server(small_options(), [](const Request&) { return text("handled"); });
+  rr::http::Server server(small_options(), [](const Request&) { return plain_text("handled"); });
   server.start();
   RawConnection connection(server.port());
   std::string chunk(800, 'b');
@@ -196,7 +191,7 @@ BOOST_AUTO_TEST_CASE(answers_413_when_a_chunked_body_grows_over_the_limit) {
 }
 
 BOOST_AUTO_TEST_CASE(a_client_expecting_100_continue_is_told_to_send_its_body) {
-  rr::http::Server server(small_options(), [](const Request& request) { return text("got " + request.body); });
+  rr::http::Server server(small_options(), [](const Request& request) { return plain_text("got " + request.body); });
   server.start();
   RawConnection connection(server.port());
   connection.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
@@ -211,7 +206,7 @@ BOOST_AUTO_TEST_CASE(answers_400_with_a_json_error_to_a_malformed_request_and_cl
   std::atomic<int> calls{0};
   rr::http::Server server(small_options(), [&](const Request&) {
     ++calls;
-    return text("handled");
+    return plain_text("handled");
   });
   server.start();
   RawConnection connection(server.port());
@@ -227,7 +222,7 @@ BOOST_AUTO_TEST_CASE(answers_400_with_a_json_error_to_a_malformed_request_and_cl
 BOOST_AUTO_TEST_CASE(a_throwing_handler_becomes_a_500_and_the_server_keeps_serving) {
   rr::http::Server server(small_options(), [](const Request& request) {
     if (request.path == "/boom") throw std::runtime_error("handler bug");
-    return text("fine");
+    return plain_text("fine");
   });
   server.start();
   auto failed = get(server, "/boom");
@@ -244,7 +239,7 @@ BOOST_AUTO_TEST_CASE(a_client_that_sends_half_a_request_does_not_block_another_c
   auto options = small_options();
   options.io_threads = 1;
   options.worker_threads = 1;
-  rr::http::Server server(options, [](const Request&) { return text("served"); });
+  rr::http::Server server(options, [](const Request&) { return plain_text("served"); });
   server.start();
   RawConnection slow(server.port());
   slow.send("POST /rides HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhalf a bo");
@@ -261,9 +256,9 @@ BOOST_AUTO_TEST_CASE(a_client_that_sends_half_a_request_does_not_block_another_c
 // one write is answered one by one, in order, whether answered on the I/O thread or a worker.
 BOOST_AUTO_TEST_CASE(pipelined_requests_in_one_write_are_answered_in_order) {
   rr::http::Server server(
-      small_options(), [](const Request& request) { return text("worker " + request.target); },
+      small_options(), [](const Request& request) { return plain_text("worker " + request.target); },
       rr::http::InMemoryHandler([](const Request& request) -> std::optional<Response> {
-        if (request.path == "/memory") return text("memory " + request.target);
+        if (request.path == "/memory") return plain_text("memory " + request.target);
         return std::nullopt;
       }));
   server.start();
@@ -287,7 +282,7 @@ BOOST_AUTO_TEST_CASE(pipelined_requests_in_one_write_are_answered_in_order) {
 }
 
 BOOST_AUTO_TEST_CASE(a_request_whose_head_and_body_arrive_in_pieces_is_served_whole) {
-  rr::http::Server server(small_options(), [](const Request& request) { return text(request.body); });
+  rr::http::Server server(small_options(), [](const Request& request) { return plain_text(request.body); });
   server.start();
   RawConnection client(server.port());
   for (std::string_view piece :
@@ -308,8 +303,8 @@ BOOST_AUTO_TEST_CASE(a_request_whose_head_and_body_arrive_in_pieces_is_served_wh
 BOOST_AUTO_TEST_CASE(an_answer_larger_than_the_socket_buffer_arrives_whole) {
   std::string big;
   for (int i = 0; big.size() < 16 * 1024 * 1024; ++i) big += std::to_string(i) + ",";
-  rr::http::Server server(small_options(),
-                          [&big](const Request& request) { return text(request.path == "/big" ? big : "small"); });
+  rr::http::Server server(
+      small_options(), [&big](const Request& request) { return plain_text(request.path == "/big" ? big : "small"); });
   server.start();
   RawConnection client(server.port());
   client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -378,7 +373,7 @@ BOOST_AUTO_TEST_CASE(stop_accepting_and_wait_idle_let_an_in_flight_slow_handler_
   rr::http::Server server(small_options(), [&](const Request&) {
     handler_started.set_value();
     std::this_thread::sleep_for(700ms);
-    return text("finished");
+    return plain_text("finished");
   });
   server.start();
   auto port = server.port();
@@ -416,10 +411,10 @@ BOOST_AUTO_TEST_CASE(in_memory_answers_come_from_the_io_thread_while_every_worke
           worker_busy.set_value();
           released.wait_for(10s);
         }
-        return text("from a worker");
+        return plain_text("from a worker");
       },
       [](const Request& request) -> std::optional<Response> {
-        if (request.path == "/known") return text("from memory");
+        if (request.path == "/known") return plain_text("from memory");
         if (request.path == "/throws") throw std::runtime_error("in-memory failure");
         return std::nullopt;
       });
@@ -445,7 +440,7 @@ BOOST_AUTO_TEST_CASE(in_memory_answers_come_from_the_io_thread_while_every_worke
 }
 
 BOOST_AUTO_TEST_CASE(stop_accepting_closes_idle_kept_alive_connections) {
-  rr::http::Server server(small_options(), [](const Request&) { return text("ok"); });
+  rr::http::Server server(small_options(), [](const Request&) { return plain_text("ok"); });
   server.start();
   RawConnection connection(server.port());
   connection.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -456,9 +451,9 @@ BOOST_AUTO_TEST_CASE(stop_accepting_closes_idle_kept_alive_connections) {
 
 BOOST_AUTO_TEST_CASE(after_close_connections_after_each_answer_the_server_still_accepts_but_closes_after_answering) {
   rr::http::Server server(
-      small_options(), [](const Request& request) { return text("worker " + request.path); },
+      small_options(), [](const Request& request) { return plain_text("worker " + request.path); },
       [](const Request& request) -> std::optional<Response> {
-        if (request.path == "/memory") return text("memory");
+        if (request.path == "/memory") return plain_text("memory");
         return std::nullopt;
       });
   server.start();
@@ -493,7 +488,7 @@ BOOST_AUTO_TEST_CASE(the_drop_marker_closes_the_connection_without_a_response) {
   options.drop_marked_answers = true;  // as the stand-in provider sets it
   rr::http::Server server(options, [&](const Request&) {
     ++calls;
-    return text("never sent").with_header(std::string(rr::http::kDropConnectionHeader), "1");
+    return plain_text("never sent").with_header(std::string(rr::http::kDropConnectionHeader), "1");
   });
   server.start();
   RawConnection connection(server.port());
@@ -507,7 +502,7 @@ BOOST_AUTO_TEST_CASE(the_drop_marker_closes_the_connection_without_a_response) {
 BOOST_AUTO_TEST_CASE(without_the_option_the_drop_marker_is_an_ordinary_header) {
   // A server that was not asked to honour it (every server but the stand-in provider) answers.
   rr::http::Server server(small_options(), [](const Request&) {
-    return text("sent").with_header(std::string(rr::http::kDropConnectionHeader), "1");
+    return plain_text("sent").with_header(std::string(rr::http::kDropConnectionHeader), "1");
   });
   server.start();
   RawConnection connection(server.port());
@@ -519,11 +514,11 @@ BOOST_AUTO_TEST_CASE(without_the_option_the_drop_marker_is_an_ordinary_header) {
 }
 
 BOOST_AUTO_TEST_CASE(start_throws_when_the_port_is_taken) {
-  rr::http::Server first(small_options(), [](const Request&) { return text("first"); });
+  rr::http::Server first(small_options(), [](const Request&) { return plain_text("first"); });
   first.start();
   auto options = small_options();
   options.port = first.port();
-  rr::http::Server second(options, [](const Request&) { return text("second"); });
+  rr::http::Server second(options, [](const Request&) { return plain_text("second"); });
   BOOST_CHECK_THROW(second.start(), std::system_error);
 }
 
@@ -577,7 +572,7 @@ BOOST_AUTO_TEST_CASE(client_reports_a_refused_connection_as_a_transport_error_th
 
 BOOST_AUTO_TEST_CASE(client_sends_method_headers_and_body_to_the_server) {
   rr::http::Server server(small_options(), [](const Request& request) {
-    return text(request.method + "|" + std::string(request.header("x-token").value_or("")) + "|" + request.body);
+    return plain_text(request.method + "|" + std::string(request.header("x-token").value_or("")) + "|" + request.body);
   });
   server.start();
   ClientRequest request;

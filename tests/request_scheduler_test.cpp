@@ -17,7 +17,9 @@
 
 #include "common/fiber/fiber.hpp"
 #include "common/http/request_scheduler.hpp"
+#include "support/plain_text.hpp"
 
+using rr::test::plain_text;
 using namespace std::chrono_literals;
 using rr::http::Continuation;
 using rr::http::Deferral;
@@ -29,13 +31,6 @@ using rr::http::Response;
 using rr::http::ServerOptions;
 
 namespace {
-
-Response text(std::string body) {
-  Response response;
-  response.content_type = "text/plain";
-  response.body = std::move(body);
-  return response;
-}
 
 Request at(std::string path) {
   Request request;
@@ -139,7 +134,7 @@ BOOST_AUTO_TEST_CASE(the_control_lane_runs_while_every_worker_is_busy) {
       lanes(1, 1, 0, 0),
       [&](const Request& request) {
         if (request.path == "/slow") slow.wait_here();
-        return text("ran " + request.path);
+        return plain_text("ran " + request.path);
       },
       nullptr);
 
@@ -163,7 +158,7 @@ BOOST_AUTO_TEST_CASE(the_control_lane_runs_while_every_worker_is_busy) {
 
 BOOST_AUTO_TEST_CASE(without_control_threads_the_control_lane_queues_for_the_workers) {
   RequestScheduler scheduler(
-      lanes(1, 0, 0, 1), [](const Request&) { return text("ran"); }, nullptr);
+      lanes(1, 0, 0, 1), [](const Request&) { return plain_text("ran"); }, nullptr);
   BOOST_TEST((scheduler.place(Lane::control) == Placement::workers));
   BOOST_TEST(scheduler.queued() == 1u);
   // The queue's one place is taken, so the next control request is refused like any other.
@@ -178,7 +173,7 @@ BOOST_AUTO_TEST_CASE(past_the_queue_bound_a_request_is_refused_until_a_place_fre
       lanes(1, 0, 0, 2),
       [&](const Request& request) {
         if (request.path == "/slow") slow.wait_here();
-        return text("ran " + request.path);
+        return plain_text("ran " + request.path);
       },
       nullptr);
 
@@ -234,7 +229,7 @@ BOOST_AUTO_TEST_CASE(fibers_beyond_the_cap_run_on_the_workers) {
           // Suspends the fiber: the I/O thread is free meanwhile, the fiber's place is not.
           for (int i = 0; !release && i < 5000; ++i) rr::fiber::sleep_for(2ms);  // ten seconds at most
         }
-        return text("ran " + request.path);
+        return plain_text("ran " + request.path);
       },
       nullptr);
 
@@ -267,7 +262,7 @@ BOOST_AUTO_TEST_CASE(fibers_beyond_the_cap_run_on_the_workers) {
 
 BOOST_AUTO_TEST_CASE(with_no_fibers_allowed_the_fiber_lane_is_the_workers) {
   RequestScheduler scheduler(
-      lanes(1, 0, 0, 0), [](const Request&) { return text("ran"); }, nullptr);
+      lanes(1, 0, 0, 0), [](const Request&) { return plain_text("ran"); }, nullptr);
   BOOST_TEST((scheduler.place(Lane::fibers) == Placement::workers));
   BOOST_TEST(scheduler.running_fibers() == 0u);
 }
@@ -298,7 +293,7 @@ struct Deferring {
     }
     rerun_admission[request.path] = request.admission.get();
     rerun_saw_deadline[request.path] = *request.wait_deadline == deadline;
-    return text("again " + request.path);
+    return plain_text("again " + request.path);
   }
 
   std::shared_ptr<Continuation> take(const std::string& path) {
@@ -321,7 +316,7 @@ BOOST_AUTO_TEST_CASE(a_deferred_request_waits_parked_until_answered_or_run_again
       [&](const Request& request) {
         if (request.path == "/slow") {
           slow.wait_here();
-          return text("slow");
+          return plain_text("slow");
         }
         return handler(request);
       },
@@ -339,7 +334,7 @@ BOOST_AUTO_TEST_CASE(a_deferred_request_waits_parked_until_answered_or_run_again
   BOOST_TEST(!answers.has("answered"));
 
   // Answered by its continuation: that answer, as it is.
-  handler.take("/answered")->answer(text("from the waiter"));
+  handler.take("/answered")->answer(plain_text("from the waiter"));
   auto answered = answers.wait("answered");
   BOOST_REQUIRE(answered.has_value());
   BOOST_TEST(answered->body == "from the waiter");
@@ -375,7 +370,7 @@ BOOST_AUTO_TEST_CASE(a_deferred_request_waits_parked_until_answered_or_run_again
   BOOST_TEST(scheduler.parked() == 0u);
   auto late = handler.take("/queued");
   BOOST_REQUIRE(late != nullptr);
-  late->answer(text("too late"));
+  late->answer(plain_text("too late"));
   BOOST_TEST(!answers.wait("queued", 200ms).has_value());
 }
 

@@ -8,9 +8,10 @@ const childProcess = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
+
+const {freePort} = require('../support/free_port.js');
 
 const STRIPE_KEY = 'sk_test_openapi_suite';
 
@@ -18,18 +19,6 @@ function fail(message) {
   const error = new Error(message);
   error.harness = true;  // the suite could not set itself up: not a finding about the API
   throw error;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const {port} = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function run(argv, env) {

@@ -14,6 +14,8 @@ const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
 
+const {freePort} = require('../support/free_port.js');
+
 const Stripe = require('stripe');
 
 const mockBinary = process.env.ROCKET_RIDES_STRIPE_MOCK;
@@ -21,18 +23,6 @@ const expectedVersion = process.env.STRIPE_NODE_VERSION;
 const apiKey = 'sk_test_conformance_4242';
 
 // --- the stand-in provider, really started -------------------------------------------------
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const {port} = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function canConnect(port) {
   return new Promise((resolve) => {
