@@ -269,6 +269,68 @@ BOOST_AUTO_TEST_CASE(keys_too_new_run_too_recently_held_by_a_live_lock_or_finish
   BOOST_TEST(f.stripe.charges() == 3);
 }
 
+// The completer walks keys by id from a floor (sql/functions/completer_advance_scan.sql) instead of
+// a partial index on unfinished keys, which made every finishing UPDATE a non-HOT one.
+std::int64_t scan_floor(rr::test::TestDatabase& db) {
+  return std::stoll(db.scalar("SELECT floor_id FROM idempotency_keys_scan"));
+}
+
+void finish_key(rr::test::TestDatabase& db, std::int64_t id) {
+  db.scalar(
+      "UPDATE idempotency_keys SET recovery_point = 'finished', response_code = 201, response_body = '{}' "
+      "WHERE id = " +
+      std::to_string(id) + " RETURNING id");
+}
+
+BOOST_AUTO_TEST_CASE(the_floor_passes_finished_keys_and_keys_that_failed_and_those_are_still_retried) {
+  RideFixture f;
+  auto first = insert_key(f.db, f.user_id, new_key());
+  finish_key(f.db, first);
+  f.stripe.configure("{\"failure_rate\":1}");
+  auto failing = insert_key(f.db, f.user_id, new_key());
+  auto last = insert_key(f.db, f.user_id, new_key());
+  finish_key(f.db, last);
+  CompleterUnderTest c(f);
+  check_report(c.run_once(), 0, 1, 0);
+  // Its first pass saw the failing key still at attempts 0: the floor stopped there.
+  BOOST_TEST(scan_floor(f.db) == failing);
+  BOOST_TEST(key_state(f.db, failing) == "ride_created - 1 unlocked");
+  BOOST_TEST(c.run_once().candidates == 0);  // it ran moments ago
+  BOOST_TEST(scan_floor(f.db) == last + 1);  // finished or failed once: all below the floor now
+
+  // The failed key is still found, through idempotency_keys_retried, once its threshold passed.
+  f.stripe.configure("{\"failure_rate\":0}");
+  f.db.scalar("UPDATE idempotency_keys SET last_run_at = now() - interval '61 seconds' RETURNING id");
+  check_report(c.run_once(), 1, 0, 0);
+  BOOST_TEST(key_state(f.db, failing) == "finished 201 1 unlocked");
+  BOOST_TEST(f.stripe.charges() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_that_appears_below_the_floor_is_found_by_the_sweep) {
+  // A key whose first commit came minutes after it took its id (a commit held up by a lost
+  // synchronous standby) shows up below a floor that already passed its id.
+  RideFixture f;
+  auto a = insert_key(f.db, f.user_id, new_key());
+  auto gap = insert_key(f.db, f.user_id, new_key());
+  auto b = insert_key(f.db, f.user_id, new_key());
+  finish_key(f.db, a);
+  finish_key(f.db, b);
+  f.db.scalar("DELETE FROM idempotency_keys WHERE id = " + std::to_string(gap) + " RETURNING id");
+  CompleterUnderTest c(f);
+  BOOST_TEST(c.run_once().candidates == 0);
+  BOOST_TEST(scan_floor(f.db) == b + 1);
+
+  auto late_key = new_key();
+  f.db.scalar(
+      "INSERT INTO idempotency_keys (id, idempotency_key, request_method, request_params, request_path, "
+      "recovery_point, user_id, created_at, last_run_at, locked_at) VALUES (" +
+      std::to_string(gap) + ", '" + late_key + "', 'POST', '" + kParams + "'::jsonb, '/rides', 'started', " +
+      std::to_string(f.user_id) + ", now() - interval '1 hour', now() - interval '1 hour', NULL) RETURNING id");
+  check_report(c.run_once(), 1, 0, 0);
+  BOOST_TEST(key_state(f.db, gap) == "finished 201 0 unlocked");
+  BOOST_TEST(f.stripe.charges() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(an_empty_database_is_a_quiet_no_op) {
   RideFixture f;
   CompleterUnderTest c(f);

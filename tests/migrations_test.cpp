@@ -50,6 +50,11 @@ BOOST_AUTO_TEST_CASE(two_migrators_at_once_apply_each_migration_once) {
   BOOST_TEST(a.get() + b.get() == rr::db::embedded_migrations().size());
   BOOST_TEST(db.scalar("SELECT count(*) FROM schema_migrations") ==
              std::to_string(rr::db::embedded_migrations().size()));
+  // 012 builds an index CONCURRENTLY: whichever migrator a deadlock between the two chose as its
+  // victim, the index ends valid (an invalid one would be kept by IF NOT EXISTS and never used).
+  BOOST_TEST(db.scalar("SELECT bool_and(indisvalid) FROM pg_index WHERE indrelid = 'idempotency_keys'::regclass") ==
+             "t");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'idempotency_keys_retried'") == "1");
 }
 
 BOOST_AUTO_TEST_CASE(no_advisory_lock_outlives_a_migrator) {
@@ -62,6 +67,29 @@ BOOST_AUTO_TEST_CASE(no_advisory_lock_outlives_a_migrator) {
     BOOST_TEST(db.scalar("SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
                          "WHERE l.locktype = 'advisory' AND d.datname = current_database()") == "0");
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_migration_outside_a_transaction_runs_statement_by_statement) {
+  const std::string sql =
+      "-- migrate: outside a transaction\n"
+      "-- a comment; with a semicolon\n"
+      "CREATE INDEX CONCURRENTLY IF NOT EXISTS a ON t (x);\n"
+      "DO $$\nBEGIN\n    SET LOCAL lock_timeout = '1s';\n    ALTER TABLE t SET (fillfactor = 90);\nEND;\n$$;\n"
+      "\n-- trailing comment\n";
+  rr::db::Migration migration{99, "099_test", sql};
+  BOOST_TEST(rr::db::runs_outside_transaction(migration));
+  auto statements = rr::db::statements_of(sql);
+  BOOST_TEST_REQUIRE(statements.size() == 2u);
+  BOOST_TEST(statements[0].find("CREATE INDEX CONCURRENTLY") != std::string::npos);
+  BOOST_TEST(statements[1].find("DO $$") != std::string::npos);
+  BOOST_TEST(statements[1].find("END;\n$$;") != std::string::npos);
+  BOOST_TEST(!rr::db::runs_outside_transaction(rr::db::embedded_migrations().front()));
+  // The one in the tree that must build an index without blocking writes.
+  bool found = false;
+  for (const auto& m : rr::db::embedded_migrations()) {
+    if (m.name == "012_hot_finishing_updates") found = rr::db::runs_outside_transaction(m);
+  }
+  BOOST_TEST(found);
 }
 
 BOOST_AUTO_TEST_CASE(migrations_are_numbered_in_increasing_order) {

@@ -61,7 +61,7 @@ struct SidekiqFixture {
         std::to_string(count) + ") AS g");
     pqxx::work txn(database.conn());
     std::map<std::string, std::string> rides;
-    for (const auto& row : txn.exec("SELECT jid, job_args->0->>'ride_id' FROM staged_jobs")) {
+    for (const auto& row : txn.exec("SELECT staged_jobs_jid(id, jid), job_args->0->>'ride_id' FROM staged_jobs")) {
       rides[row[0].as<std::string>()] = row[1].as<std::string>();
     }
     return rides;

@@ -1,8 +1,10 @@
 // Migration runner: each pending migration in its own transaction, under a transaction-level advisory lock,
-// then the changed function files of sql/functions/ in one more.
+// or statement by statement when it must run outside one; then the changed function files of
+// sql/functions/ in one more.
 #include "common/db/migrations.hpp"
 
 #include <map>
+#include <thread>
 
 #include "common/base/log.hpp"
 #include "common/db/transaction.hpp"
@@ -22,6 +24,66 @@ void lock_migrations(pqxx::transaction_base& tx) {
 
 bool applied(pqxx::transaction_base& tx, int version) {
   return !tx.exec_params("SELECT 1 FROM schema_migrations WHERE version = $1", version).empty();
+}
+
+// A migration outside a transaction runs again from its first statement, a second later, when a
+// statement of it waited longer than its own lock_timeout for a table's lock (55P03: the lock is
+// wanted for an instant, and waiting for it without a bound would queue every request on that
+// table behind the wait), was a deadlock's victim (40P01: two migrators running the same file at
+// once meet that way, one's CREATE INDEX CONCURRENTLY waiting for the other's transactions), or
+// found an index it builds left invalid by such a victim (RR003, raised by the file's last
+// statement), or lost a race to create the same object (23505, 42P07, 42710: two CREATE ... IF
+// NOT EXISTS at once can both find nothing and one then fails). Every statement can run twice,
+// and the file's first ones clear what a victim left.
+constexpr int kOutsideTransactionAttempts = 30;
+
+bool worth_another_run(const pqxx::sql_error& e) {
+  const auto& state = e.sqlstate();
+  return state == "55P03" || state == "RR003" || state == "23505" || state == "42P07" || state == "42710";
+}
+
+void run_statements_outside_transaction(pqxx::connection& conn, const Migration& migration) {
+  const auto statements = statements_of(migration.sql);
+  for (int attempt = 1;; ++attempt) {
+    try {
+      for (const auto& statement : statements) {
+        pqxx::nontransaction tx(conn);
+        tx.exec(statement);
+      }
+      return;
+    } catch (const pqxx::deadlock_detected& e) {  // a transaction_rollback, not an sql_error, in libpqxx 6
+      if (attempt == kOutsideTransactionAttempts) throw;
+      log::warn("migration statement was a deadlock's victim; running the migration again",
+                {{"version", migration.version}, {"attempt", attempt}, {"error", e.what()}});
+    } catch (const pqxx::sql_error& e) {
+      if (!worth_another_run(e) || attempt == kOutsideTransactionAttempts) throw;
+      log::warn("migration statement could not finish its work now; running the migration again",
+                {{"version", migration.version}, {"attempt", attempt}, {"error", e.what()}});
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+// Runs `migration`'s statements one by one outside a transaction, then records it under the lock;
+// false when it was already recorded (before, or by another migrator running it meanwhile: each
+// of its statements can run twice). The lock is not held while the statements run: a
+// transaction-level lock would need a transaction, and a session-level one would outlive the
+// migrator's server session behind a transaction-pooling PgBouncer.
+bool apply_outside_transaction(pqxx::connection& conn, const Migration& migration,
+                               std::chrono::milliseconds statement_timeout) {
+  {
+    Transaction tx(conn, statement_timeout);
+    lock_migrations(tx);
+    if (applied(tx, migration.version)) return false;
+  }
+  run_statements_outside_transaction(conn, migration);
+  Transaction tx(conn, statement_timeout);
+  lock_migrations(tx);
+  if (applied(tx, migration.version)) return false;
+  tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
+                 std::string(migration.name));
+  tx.commit();
+  return true;
 }
 
 // Recreates the function files whose checksum changed, all in one transaction: callers see the old
@@ -46,11 +108,11 @@ void apply_functions(pqxx::connection& conn, const std::vector<SqlFunction>& fun
     const std::string name(function.name);
     auto it = checksums.find(name);
     if (it != checksums.end() && it->second == function.checksum) continue;
-    for (const auto& row : tx.exec_params(
-             "SELECT p.oid::regprocedure::text FROM pg_proc p"
-             " WHERE p.proname = $1"
-             " AND p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
-             name)) {
+    for (const auto& row :
+         tx.exec_params("SELECT p.oid::regprocedure::text FROM pg_proc p"
+                        " WHERE p.proname = $1"
+                        " AND p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
+                        name)) {
       tx.exec("DROP FUNCTION " + row[0].as<std::string>());
     }
     tx.exec(std::string(function.sql));
@@ -65,6 +127,37 @@ void apply_functions(pqxx::connection& conn, const std::vector<SqlFunction>& fun
 }
 
 }  // namespace
+
+bool runs_outside_transaction(const Migration& migration) {
+  return migration.sql.starts_with(kOutsideTransactionMarker);
+}
+
+std::vector<std::string> statements_of(std::string_view sql) {
+  std::vector<std::string> statements;
+  std::string current;
+  bool in_dollar_quote = false;
+  bool has_code = false;  // the statement so far is more than comments and blank lines
+  while (!sql.empty()) {
+    auto end = sql.find('\n');
+    std::string_view line = sql.substr(0, end);
+    sql = end == std::string_view::npos ? std::string_view{} : sql.substr(end + 1);
+    for (auto at = line.find("$$"); at != std::string_view::npos; at = line.find("$$", at + 2)) {
+      in_dollar_quote = !in_dollar_quote;
+    }
+    auto last = line.find_last_not_of(" \t\r");
+    auto first = line.find_first_not_of(" \t\r");
+    bool comment = first != std::string_view::npos && line.substr(first).starts_with("--");
+    if (first != std::string_view::npos && !comment) has_code = true;
+    current.append(line).push_back('\n');
+    if (!in_dollar_quote && !comment && last != std::string_view::npos && line[last] == ';') {
+      if (has_code) statements.push_back(std::move(current));
+      current.clear();
+      has_code = false;
+    }
+  }
+  if (has_code) statements.push_back(std::move(current));
+  return statements;
+}
 
 MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& migrations,
                         std::chrono::milliseconds statement_timeout) {
@@ -85,17 +178,24 @@ MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& mi
   }
   MigrationReport report;
   for (const auto& migration : migrations) {
-    Transaction tx(conn, statement_timeout);
-    lock_migrations(tx);
-    // Checked under the lock: another migrator may have applied it since we started.
-    if (applied(tx, migration.version)) {
-      ++report.already_applied;
-      continue;  // the transaction rolls back, releasing the lock
+    if (runs_outside_transaction(migration)) {
+      if (!apply_outside_transaction(conn, migration, statement_timeout)) {
+        ++report.already_applied;
+        continue;
+      }
+    } else {
+      Transaction tx(conn, statement_timeout);
+      lock_migrations(tx);
+      // Checked under the lock: another migrator may have applied it since we started.
+      if (applied(tx, migration.version)) {
+        ++report.already_applied;
+        continue;  // the transaction rolls back, releasing the lock
+      }
+      tx.exec(std::string(migration.sql));
+      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
+                     std::string(migration.name));
+      tx.commit();
     }
-    tx.exec(std::string(migration.sql));
-    tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
-                   std::string(migration.name));
-    tx.commit();
     report.applied.push_back(migration.version);
     log::info("migration applied", {{"version", migration.version}, {"name", migration.name}});
   }

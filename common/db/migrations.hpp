@@ -24,6 +24,15 @@ struct SqlFunction {
   std::string_view sql;
 };
 
+// A migration whose first line is this runs outside a transaction, one statement at a time (what
+// CREATE INDEX CONCURRENTLY needs, so that building an index on a busy table blocks no write).
+// Each of its statements must be safe to run again (IF NOT EXISTS, IF EXISTS, ON CONFLICT): a run
+// that stops half-way is not recorded, and the next one runs the whole file again. A statement
+// ends with a line ending in ';' outside a $$-quoted body.
+inline constexpr std::string_view kOutsideTransactionMarker = "-- migrate: outside a transaction";
+bool runs_outside_transaction(const Migration& migration);
+std::vector<std::string> statements_of(std::string_view sql);
+
 // Generated at build time from sql/*.sql, sorted by version.
 const std::vector<Migration>& embedded_migrations();
 // Generated at build time from sql/functions/*.sql, sorted by name.
@@ -37,7 +46,8 @@ struct MigrationReport {
 
 // Safe to re-run and safe when two copies run at once, also through a transaction-pooling
 // PgBouncer: every transaction of the migrator takes a transaction-level advisory lock first and
-// checks schema_migrations under it, and each migration commits together with its row.
+// checks schema_migrations under it, and each migration commits together with its row (one that
+// runs outside a transaction is recorded after its last statement, under the lock).
 // Every statement is bounded by `statement_timeout` (a migration that needs longer runs with a
 // larger DATABASE_STATEMENT_TIMEOUT), waiting for another migrator's lock included.
 // After the numbered migrations, the functions step: in one transaction under the same lock, each

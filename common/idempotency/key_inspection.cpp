@@ -39,19 +39,28 @@ const db::Statement kFindKeyById{"ops_find_key_by_id",
                                  " FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
                                  "LEFT JOIN rides r ON r.idempotency_key_id = k.id WHERE k.id = $3"};
 
-// $3 minimum age in seconds  $4 limit. Spelled like the completer's scan (response_code IS NULL,
-// in id order) so that the partial index idempotency_keys_unfinished serves it.
-const db::Statement kListUnfinished{
-    "ops_list_unfinished", "SELECT " RR_KEY_DETAIL_COLUMNS
-                           " FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
-                           "LEFT JOIN rides r ON r.idempotency_key_id = k.id "
-                           "WHERE k.response_code IS NULL AND k.created_at <= now() - make_interval(secs => $3) "
-                           "ORDER BY k.id LIMIT $4"};
+// Where unfinished keys can be (sql/012): at or above the completer's floor, or among the keys
+// that failed a completer attempt (the partial index idempotency_keys_retried, spelled as its
+// predicate). A key below the floor whose first commit came minutes late is not listed until the
+// completer's sweep has met it.
+#define RR_MAYBE_UNFINISHED                                                                         \
+  "(k.id >= (SELECT COALESCE(max(s.floor_id), 0) FROM idempotency_keys_scan s) OR k.attempts > 0) " \
+  "AND k.response_code IS NULL"
+
+// $3 minimum age in seconds  $4 limit
+const db::Statement kListUnfinished{"ops_list_unfinished", "SELECT " RR_KEY_DETAIL_COLUMNS
+                                                           " FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
+                                                           "LEFT JOIN rides r ON r.idempotency_key_id = k.id "
+                                                           "WHERE " RR_MAYBE_UNFINISHED
+                                                           " AND k.created_at <= now() - make_interval(secs => $3) "
+                                                           "ORDER BY k.id LIMIT $4"};
 
 // $1 minimum age in seconds
 const db::Statement kCountUnfinished{"ops_count_unfinished",
-                                     "SELECT count(*) FROM idempotency_keys "
-                                     "WHERE response_code IS NULL AND created_at <= now() - make_interval(secs => $1)"};
+                                     "SELECT count(*) FROM idempotency_keys k "
+                                     "WHERE " RR_MAYBE_UNFINISHED
+                                     " AND k.created_at <= now() - make_interval(secs => $1)"};
+#undef RR_MAYBE_UNFINISHED
 
 template <typename T>
 std::optional<T> optional_of(const db::Field& field) {

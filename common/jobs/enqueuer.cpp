@@ -18,11 +18,13 @@ namespace rr::jobs {
 
 namespace {
 
-// Oldest first; SKIP LOCKED lets a second enqueuer take the next rows instead of waiting.
-constexpr db::Statement kClaimJobs{
-    "enqueuer_claim_jobs",
-    "SELECT id, job_name, job_args::text, jid, (extract(epoch FROM created_at) * 1000000)::bigint "
-    "FROM staged_jobs ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"};
+// Oldest first; SKIP LOCKED lets a second enqueuer take the next rows instead of waiting. A row
+// staged since sql/012 has no stored jid: sql/functions/staged_jobs_jid.sql derives it from the
+// row's id, the same on every re-push.
+constexpr db::Statement kClaimJobs{"enqueuer_claim_jobs",
+                                   "SELECT id, job_name, job_args::text, staged_jobs_jid(id, jid), "
+                                   "(extract(epoch FROM created_at) * 1000000)::bigint "
+                                   "FROM staged_jobs ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"};
 
 constexpr db::Statement kDeleteJobs{"enqueuer_delete_jobs", "DELETE FROM staged_jobs WHERE id = ANY($1::bigint[])"};
 

@@ -17,20 +17,36 @@ namespace rr::maintenance {
 
 namespace {
 
-// The partial index idempotency_keys_unfinished keeps this cheap: finished keys (nearly all) are
-// not in it. Its predicate is response_code IS NULL (true exactly while the key is unfinished, by
-// the CHECK idempotency_keys_code_iff_finished), which the planner must see spelled the same way
-// here. The lock condition is the same one
-// acquire_key_by_id applies; checking it here too keeps keys that a live request holds out of the batch instead of
-// counting them as skipped.
-const db::Statement kSelectCandidates{"completer_select_candidates",
-                                      "SELECT k.id, k.request_method, k.request_path, u.stripe_customer_id "
-                                      "FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
-                                      "WHERE k.response_code IS NULL "
-                                      "  AND k.created_at < now() - make_interval(secs => $1) "
-                                      "  AND k.last_run_at < now() - make_interval(secs => $2) "
-                                      "  AND (k.locked_at IS NULL OR k.locked_at < now() - make_interval(secs => $3)) "
-                                      "ORDER BY k.id LIMIT $4"};
+// This pass's ranges of key ids (sql/functions/completer_advance_scan.sql: a floor below which
+// every key is finished or has failed an attempt, kept in idempotency_keys_scan).
+const db::Statement kAdvanceScan{"completer_advance_scan", "SELECT * FROM completer_advance_scan($1, $2)"};
+
+// The candidates, oldest first, from three disjoint walks: the primary key from the floor to the
+// first key too young to be abandoned, a slice below the floor (the sweep: a key whose commit came
+// minutes late), and the small partial index idempotency_keys_retried (keys that failed an attempt,
+// attempts > 0, spelled as its predicate so that the planner uses it). No index on unfinished keys:
+// one would make every finishing UPDATE a non-HOT one (sql/012). The lock condition is the one
+// acquire_key_by_id applies; checking it here too keeps keys that a live request holds out of the
+// batch instead of counting them as skipped.
+#define RR_COMPLETER_CANDIDATES(RANGE)                                              \
+  "SELECT k.id, k.request_method, k.request_path, u.stripe_customer_id "            \
+  "FROM idempotency_keys k JOIN users u ON u.id = k.user_id "                       \
+  "WHERE " RANGE                                                                    \
+  " AND k.response_code IS NULL "                                                   \
+  "  AND k.created_at < now() - make_interval(secs => $1) "                         \
+  "  AND k.last_run_at < now() - make_interval(secs => $2) "                        \
+  "  AND (k.locked_at IS NULL OR k.locked_at < now() - make_interval(secs => $3)) " \
+  "ORDER BY k.id LIMIT $4"
+const db::Statement kSelectCandidates{
+    "completer_select_candidates",
+    "(" RR_COMPLETER_CANDIDATES("k.id >= $5 AND k.id < $6 AND k.attempts = 0") ") UNION ALL "
+    "(" RR_COMPLETER_CANDIDATES("k.id >= $7 AND k.id < $8 AND k.attempts = 0") ") UNION ALL "
+    "(" RR_COMPLETER_CANDIDATES("k.attempts > 0") ") ORDER BY 1 LIMIT $4"};
+#undef RR_COMPLETER_CANDIDATES
+
+// Ids below the floor looked at again per pass, in batches of this many times the batch size:
+// enough to go over a day of keys in hours, a bounded walk per pass.
+constexpr std::int64_t kSweepBatches = 10;
 
 // Fenced on nothing but the id: the runner has already released our lock, and bumping last_run_at
 // keeps the key out of the next batches until the threshold passes again.
@@ -95,14 +111,17 @@ CompleterReport Completer::run_once() {
   {
     auto conn = pool_.acquire();
     db::Transaction tx(conn.conn(), conn.statement_timeout());
+    auto scan = conn.exec(tx, kAdvanceScan, db::seconds_of(options_.min_age), options_.batch_size * kSweepBatches);
+    auto range = [&](int column) { return scan[0][column].as<std::int64_t>(); };
     auto rows =
         conn.exec(tx, kSelectCandidates, db::seconds_of(options_.min_age), db::seconds_of(options_.last_run_threshold),
-                  db::seconds_of(options_.lock_timeout), options_.batch_size);
+                  db::seconds_of(options_.lock_timeout), options_.batch_size, range(0), range(1), range(2), range(3));
     candidates.reserve(rows.size());
     for (const auto& row : rows) {
       candidates.push_back(
           {row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()});
     }
+    tx.commit();  // the floor moved
   }
 
   CompleterReport report;

@@ -17,11 +17,17 @@ namespace {
 // same snapshot: the INSERT copies the rows the DELETE removes. ON CONFLICT makes a redone batch
 // harmless. The final SELECT always returns a row (the count) plus one row per archived key.
 // Deleting a key sets its ride's idempotency_key_id to NULL (ON DELETE SET NULL): rides stay.
+// The oldest keys are the first ids (a key's id is taken when it is created): the batch is picked
+// from the first 2 x batch ids by the primary key, with no index on created_at, which every
+// insert would have to write (sql/012). When the oldest key is not expired, none is; the window
+// is twice the batch so that a few keys still locked at its head never leave a batch short (a
+// short batch sends the reaper to sleep).
 const db::Statement kReapBatch{
     "reaper_reap_batch",
     "WITH doomed AS ("
     "  SELECT id FROM idempotency_keys"
-    "  WHERE created_at < now() - make_interval(secs => $1)"
+    "  WHERE id = ANY (ARRAY(SELECT id FROM idempotency_keys ORDER BY id LIMIT 2 * $2))"
+    "    AND created_at < now() - make_interval(secs => $1)"
     "    AND (locked_at IS NULL OR locked_at < now() - make_interval(secs => $3))"
     "  ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED"
     "), archived AS ("

@@ -2297,7 +2297,7 @@ class Suite:
         rides = self.servers.psql_json(
             "SELECT id, idempotency_key_id, stripe_charge_id, user_id, cancelled_at IS NOT NULL AS cancelled, "
             "stripe_refund_id, refund_idempotency_key FROM rides")
-        staged = self.servers.psql_json("SELECT jid FROM staged_jobs")
+        staged = self.servers.psql_json("SELECT staged_jobs_jid(id, jid) AS jid FROM staged_jobs")
         status, _, data = http_call(self.mock_port, "GET", "/_mock/charges", timeout=30)
         if status != 200:
             raise HarnessError("GET /_mock/charges answered %d" % status)

@@ -18,7 +18,8 @@ void notify_staged_jobs(TestDatabase& db) {
 std::set<std::string> staged_jids(TestDatabase& db) {
   pqxx::work txn(db.conn());
   std::set<std::string> jids;
-  for (const auto& row : txn.exec("SELECT jid FROM staged_jobs")) jids.insert(row[0].as<std::string>());
+  for (const auto& row : txn.exec("SELECT staged_jobs_jid(id, jid) FROM staged_jobs"))
+    jids.insert(row[0].as<std::string>());
   return jids;
 }
 
