@@ -24,6 +24,13 @@
 # is not in the API's memory, counted by PgBouncer (SHOW STATS) independently of the API; commits
 # per new key (pg_stat_database); "nginx same replay bytes N" beside "API replay N" (an nginx
 # answering POST /rides with the API's replay answer, byte for byte); and a cost table at the end.
+# Issue 31's rows: "pgbench article minimum SQL 32 #r" and "... 128 #r", the seed article's
+# minimum SQL (bench/article_minimum_sql.sql, -M prepared) on the article's schema
+# (bench/article_schema.sql) in a database of its own, each paired in the rounds with "API new
+# keys 32 #r" / "... 128 #r" (the floor the API is measured against: its rate, PostgreSQL's CPU
+# per key and the API's CPU per key against pgbench's own client); the HOT share of the updates on
+# the hot tables (pg_stat_user_tables) over the API's new-key runs and over the article's; round
+# trips (PgBouncer) and commits (pg_stat_database) per new key at 32 and at 128.
 # A part of these that fails says so in one line and the bench goes on; its verdicts then FAIL
 # as "not measured".
 #   env: STATS_SETTLE=11 (seconds to wait before reading pg_stat_database: an idle PostgreSQL 15
@@ -95,8 +102,11 @@ check_data
 
 # The figures the verdicts use besides the rows, one "name<TAB>value" a line.
 for name in clk rounds duration memory_seconds haproxy_label \
-  sql_per_new_key sql_per_new_key_unprepared api_per_key pgb_per_key api_commits_per_key \
-  minimum_statements minimum_commits rt_new_key rt_wakeup rt_replay rt_replays_sent xact_replay \
+  sql_per_new_key sql_per_new_key_unprepared api_per_key pgb_per_key api_commits_per_key api_commits_per_key128 \
+  rounds_commits_per_key minimum_statements minimum_commits article_statements article_commits \
+  rt_new_key rt_wakeup xact_new_key rt_new_key128 rt_wakeup128 xact_new_key128 rt_replay rt_replays_sent xact_replay \
+  hot_api_idempotency_keys hot_api_rides hot_api_audit_records hot_api_staged_jobs \
+  hot_article_idempotency_keys hot_article_rides hot_article_audit_records hot_article_staged_jobs \
   allocs_new_key syscalls_new_key allocs_replay syscalls_replay rss_kib hwm_kib mock_rss_kib \
   haproxy_socket_errors haproxy_downs haproxy_none haproxy_nosrv \
   pg_backends_max pg_backends_samples pool_bound pool_bound_text max_db_connections keys_201 data_ok; do

@@ -41,7 +41,6 @@ statements_read() {  # NAME (file name) DESCRIPTION [EXPECTED per key, default t
   statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
   statements=$((statements - wakeup_statements))
   created=$((created1 - created0))
-  created_keys=$created
   per_key=$(awk -v s="$statements" -v k="$created" 'BEGIN { if (k > 0) printf "%.3f", s / k; else print "nan" }')
   echo
   echo "statements per new key, $what: $per_key ($statements statements / $created keys answered 201, besides" \
@@ -57,20 +56,74 @@ statements_read() {  # NAME (file name) DESCRIPTION [EXPECTED per key, default t
   echo
 }
 
-# --- the API's commits per new key, around the statement-count run: pg_stat_database, read after
-# its pool's counts have settled on both sides of the run.
-api_commits_per_key=""
-api_commits_begin() {
-  sleep "$stats_settle"
-  api_commits0=$(commits_of "$DATABASE_URL" || true)
+# --- what PostgreSQL counted in a database (pg_stat_database, pg_stat_user_tables), read between
+# the runs after STATS_SETTLE, so that the API's pooled backends have reported (see commits_of):
+# its commits, the keys answered 201 so far, and the updates and HOT updates of each hot table.
+# Differences of these snapshots give the API's commits per new key at 32 and at 128 (around the
+# single runs "API new keys 32" and "... 128") and, around all the API's new-key runs at 32 and 128
+# (those two and every round), the HOT share of its updates; the article's database, which only
+# its minimum SQL's rounds touch, the same for the article.
+hot_tables=(idempotency_keys rides audit_records staged_jobs)
+db_counts() {  # url: "name value" lines
+  local names
+  names=$(printf "'%s'," "${hot_tables[@]}")
+  psql -X -Atq -F ' ' -v ON_ERROR_STOP=1 "$1" -c "/* api_bench */
+    SELECT 'commits', xact_commit FROM pg_stat_database WHERE datname = current_database()
+    UNION ALL SELECT 'keys_201', count(*) FROM idempotency_keys WHERE response_code = 201
+    UNION ALL SELECT t.name || '.' || c.kind, coalesce(sum(CASE c.kind WHEN 'upd' THEN s.n_tup_upd ELSE s.n_tup_hot_upd END), 0)
+      FROM unnest(ARRAY[${names%,}]) t(name) CROSS JOIN (VALUES ('upd'), ('hot')) c(kind)
+      LEFT JOIN pg_stat_user_tables s ON s.relname = t.name GROUP BY t.name, c.kind"
 }
-api_commits_end() {  # after statements_read, which counts the keys answered 201
+stats_snapshot() {  # name: waits STATS_SETTLE, then keeps db_counts of the API's database and the article's
   sleep "$stats_settle"
-  api_commits1=$(commits_of "$DATABASE_URL" || true)
-  api_commits_per_key=$(ratio "$((${api_commits1:-0} - ${api_commits0:-0}))" "$created_keys" %.2f)
-  if [ -z "$api_commits0" ] || [ -z "$api_commits1" ]; then api_commits_per_key=""; fi
-  echo "commits per new key, the API straight to PostgreSQL: ${api_commits_per_key:-not measured}" \
-    "($((${api_commits1:-0} - ${api_commits0:-0})) commits in pg_stat_database / $created_keys keys answered 201)"
+  db_counts "$DATABASE_URL" >"$dir/stats-$1-api.txt" 2>>"$dir/stats.log" || rm -f "$dir/stats-$1-api.txt"
+  if [ "$article_ok" = 1 ]; then
+    db_counts "$article_url" >"$dir/stats-$1-article.txt" 2>>"$dir/stats.log" || rm -f "$dir/stats-$1-article.txt"
+  fi
+}
+stats_delta() {  # from to db name: what name grew by between two snapshots of db, nothing without both
+  local a b
+  a=$(awk -v k="$4" '$1 == k { print $2 }' "$dir/stats-$1-$3.txt" 2>/dev/null) || true
+  b=$(awk -v k="$4" '$1 == k { print $2 }' "$dir/stats-$2-$3.txt" 2>/dev/null) || true
+  if [ -n "$a" ] && [ -n "$b" ]; then echo $((b - a)); fi
+}
+commits_per_key() {  # from to db: commits / keys answered 201 between two snapshots
+  ratio "$(stats_delta "$1" "$2" "$3" commits)" "$(stats_delta "$1" "$2" "$3" keys_201)" %.2f
+}
+
+# The API's commits per new key at 32 and at 128, each from its single run: pg_stat_database
+# after its pool's counts settled on both sides (a coalesced batch's commit counts once).
+api_commits_per_key="" api_commits_per_key128=""
+api_commits_read() {  # connections from to: sets api_commits_per_key (32) or api_commits_per_key128
+  local per_key suffix=""
+  per_key=$(commits_per_key "$2" "$3" api)
+  [ "$1" = 32 ] || suffix=$1
+  printf -v "api_commits_per_key$suffix" '%s' "$per_key"
+  echo "commits per new key at $1, the API straight to PostgreSQL: ${per_key:-not measured}" \
+    "($(stats_delta "$2" "$3" api commits) commits in pg_stat_database / $(stats_delta "$2" "$3" api keys_201) keys answered 201)"
+  echo
+}
+# Around the whole group of new-key runs (from the snapshot before "API new keys 32" to the one
+# after the rounds) for the HOT shares; around the rounds alone for the commits over them, the
+# API's and the article minimum's (whose database only its runs touch: per pair answered 201).
+rounds_commits_per_key="" article_commits=""
+hot_read() {  # from-all from-rounds to: sets hot_api_TABLE and hot_article_TABLE ("updates hot-updates")
+  local t db line upd hot
+  echo "HOT updates (n_tup_hot_upd / n_tup_upd in pg_stat_user_tables) over the new-key runs at 32 and 128:"
+  for db in api article; do
+    line=""
+    for t in "${hot_tables[@]}"; do
+      upd=$(stats_delta "$1" "$3" "$db" "$t.upd")
+      hot=$(stats_delta "$1" "$3" "$db" "$t.hot")
+      if [ -n "$upd" ] && [ -n "$hot" ]; then printf -v "hot_${db}_$t" '%s %s' "$upd" "$hot"; fi
+      line+=" $t ${hot:-?}/${upd:-?}"
+    done
+    if [ "$db" = api ]; then echo "  the API's new keys:$line"; else echo "  the article minimum SQL:$line"; fi
+  done
+  rounds_commits_per_key=$(commits_per_key "$2" "$3" api)
+  article_commits=$(commits_per_key "$2" "$3" article)
+  echo "  commits per new key over the rounds: the API ${rounds_commits_per_key:-not measured}," \
+    "the article minimum ${article_commits:-not measured} per pair (its users lookup is a transaction of its own)"
   echo
 }
 
@@ -80,8 +133,12 @@ api_commits_end() {  # after statements_read, which counts the keys answered 201
 # from pg_stat_database around its first round's run (pgbench's backends report at exit, so a
 # second is enough to settle).
 minimum_commits="" minimum_commits0=""
-minimum_statements=$(awk '/^[[:space:]]*--/ { next } /^[[:space:]]*\\/ { if ($1 ~ /pipeline/) pipeline = 1; next }
-  /;[[:space:]]*$/ || /\\gset/ { n++ } END { if (!pipeline && n > 0) print n }' "$minimum_sql")
+script_statements() {  # pgbench script: its statements, each a round trip (nothing if it pipelines)
+  awk '/^[[:space:]]*--/ { next } /^[[:space:]]*\\/ { if ($1 ~ /pipeline/) pipeline = 1; next }
+    /;[[:space:]]*$/ || /\\gset/ { n++ } END { if (!pipeline && n > 0) print n }' "$1"
+}
+minimum_statements=$(script_statements "$minimum_sql")
+article_statements=$(script_statements "$article_sql")
 minimum_counts_begin() {
   sleep 1
   minimum_commits0=$(commits_of "$pgbench_url") || return 1
@@ -107,7 +164,7 @@ pgbouncer_counts() {  # prints "queries transactions" of database rocket_rides s
       $1 == "rocket_rides" { q = $col["total_query_count"]; x = $col["total_xact_count"] }
       END { if (q == "") exit 1; print q, x }'
 }
-rt_idle_rate="" rt_new_key="" xact_new_key="" rt_replay="" xact_replay="" rt_replays_sent=""
+rt_idle_rate="" rt_new_key="" xact_new_key="" rt_new_key128="" xact_new_key128="" rt_replay="" xact_replay="" rt_replays_sent=""
 rt_idle() {  # sets rt_idle_rate: PgBouncer queries per second while no request is sent
   local q0 x0 q1 x1 t0 t1
   sleep 2  # the warm-ups' requests still in flight when wrk stopped finish first
@@ -120,8 +177,9 @@ rt_idle() {  # sets rt_idle_rate: PgBouncer queries per second while no request 
   rt_idle_xact=$(awk -v x=$((x1 - x0)) -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.2f", x / (t1 - t0) }')
   echo "PgBouncer while idle: $rt_idle_rate round trips and $rt_idle_xact transactions a second (readiness pings)"
 }
-# Around one run of new keys through PgBouncer: rt_new_begin before it, rt_new_end after
-# statements_read (which waits for requests in flight and counts the keys answered 201).
+# Around one run of new keys through PgBouncer at 32 and one at 128: rt_new_begin before it,
+# rt_new_end after it (after statements_read at 32). The keys answered 201 are counted in the
+# database a second after the run, when the requests in flight when wrk stopped have finished.
 # The enqueuer wake-ups (a debounced NOTIFY on the API's own background connection, at most one
 # per ENQUEUER_WAKEUP_DEBOUNCE, not in any request's path) go through PgBouncer too: counted by
 # pg_stat_statements (the only NOTIFYs in the database during the run), they are reported apart
@@ -130,24 +188,32 @@ wakeup_notifies() {  # NOTIFYs run in the API's database so far
   sql -c "/* api_bench */ SELECT coalesce(sum(s.calls), 0) FROM pg_stat_statements s
     JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() AND s.query = 'SELECT * FROM pg_notify(\$1, \$2)'"
 }
-rt_new_begin() {
+keys_answered() { sql -c "/* api_bench */ SELECT count(*) FROM idempotency_keys WHERE response_code = 201"; }
+rt_new_begin() {  # connections
   rt_t0=$(now)
   rt_w0=$(wakeup_notifies)
+  rt_k0=$(keys_answered) || return 1
   read -r rt_q0 rt_x0 < <(pgbouncer_counts) || return 1
-  rt_id0=$(sql -c "/* api_bench */ SELECT coalesce(max(id), 0) FROM idempotency_keys") || return 1
+  if [ "$1" = 32 ]; then rt_id0=$(sql -c "/* api_bench */ SELECT coalesce(max(id), 0) FROM idempotency_keys") || return 1; fi
 }
-rt_new_end() {
-  local q1 x1 t1 wakeups
+rt_new_end() {  # connections: sets rt_new_key, rt_wakeup, xact_new_key at 32 (with 128 after their names at 128)
+  local q1 x1 t1 wakeups keys suffix=""
+  [ "$1" = 32 ] || suffix=$1
+  sleep 1
   read -r q1 x1 < <(pgbouncer_counts) || return 1
   t1=$(now)
   wakeups=$(($(wakeup_notifies) - rt_w0))
-  rt_id1=$(sql -c "/* api_bench */ SELECT coalesce(max(id), 0) FROM idempotency_keys") || return 1
-  rt_new_key=$(ratio "$((q1 - rt_q0 - $(idle_during "$rt_idle_rate" "$rt_t0" "$t1") - wakeups))" "$created_keys" %.2f)
-  rt_wakeup=$(ratio "$wakeups" "$created_keys" %.3f)
-  xact_new_key=$(ratio "$((x1 - rt_x0 - $(idle_during "${rt_idle_xact:-}" "$rt_t0" "$t1") - wakeups))" "$created_keys" %.2f)
-  echo "round trips per new key: ${rt_new_key:-not measured} (PgBouncer: $((q1 - rt_q0)) queries, less the" \
-    "idle rate and $wakeups enqueuer wake-ups, / $created_keys keys answered 201; transactions per new key:" \
-    "${xact_new_key:-?}; wake-ups per new key, on the API's own connection: ${rt_wakeup:-?})"
+  keys=$(($(keys_answered) - rt_k0))
+  if [ "$1" = 32 ]; then rt_id1=$(sql -c "/* api_bench */ SELECT coalesce(max(id), 0) FROM idempotency_keys") || return 1; fi
+  printf -v "rt_new_key$suffix" '%s' \
+    "$(ratio "$((q1 - rt_q0 - $(idle_during "$rt_idle_rate" "$rt_t0" "$t1") - wakeups))" "$keys" %.2f)"
+  printf -v "rt_wakeup$suffix" '%s' "$(ratio "$wakeups" "$keys" %.3f)"
+  printf -v "xact_new_key$suffix" '%s' \
+    "$(ratio "$((x1 - rt_x0 - $(idle_during "${rt_idle_xact:-}" "$rt_t0" "$t1") - wakeups))" "$keys" %.2f)"
+  local rt_name=rt_new_key$suffix xact_name=xact_new_key$suffix wakeup_name=rt_wakeup$suffix
+  echo "round trips per new key at $1: ${!rt_name:-not measured} (PgBouncer: $((q1 - rt_q0)) queries, less the" \
+    "idle rate and $wakeups enqueuer wake-ups, / $keys keys answered 201; transactions per new key:" \
+    "${!xact_name:-?}; wake-ups per new key, on the API's own connection: ${!wakeup_name:-?})"
   echo
 }
 # Replays that are not in the API's memory: keys the first pooled API finished in that run, each

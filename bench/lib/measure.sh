@@ -15,8 +15,9 @@
 # these scripts with -M prepared, as the API sends them (product_protocol); where the sessions do
 # not carry the bound it is the simple query "SET LOCAL statement_timeout = N; SELECT * FROM
 # fn('...')", replayed with -M simple. The minimum SQL runs -M prepared, the cheapest way
-# PostgreSQL offers.
+# PostgreSQL offers; so does the article's (issue 31), in its own database.
 minimum_sql=bench/minimum_sql.sql
+article_sql=bench/article_minimum_sql.sql
 pgbench_scripts() {
   "$bin/rocket-rides-bench-sql" new-key >"$dir/new_key.sql"
   "$bin/rocket-rides-bench-sql" replay >"$dir/replay.sql"
@@ -37,6 +38,13 @@ pgbench_scripts() {
     minimum_ok=0
     echo "api_bench: $minimum_sql fails on the product's schema; the pgbench minimum SQL rows are left out:" >&2
     tail -n 5 "$dir/minimum-check.out" >&2
+  fi
+  # The same for the article's minimum SQL on the article's schema (issue 31).
+  if [ "$article_ok" = 1 ] && ! pgbench -n -M prepared -c 1 -t 1 -f "$article_sql" "$article_url" \
+    >"$dir/article-check.out" 2>&1; then
+    article_ok=0
+    echo "api_bench: $article_sql fails on bench/article_schema.sql; the article minimum SQL rows are left out:" >&2
+    tail -n 5 "$dir/article-check.out" >&2
   fi
 }
 
@@ -133,6 +141,13 @@ pgbench_run() {  # label script clients [protocol: given for the minimum SQL onl
   fi
   measure "$1" pgbench env PGOPTIONS="$pgoptions" pgbench -n -M "$protocol" -c "$3" -j 2 -T "$duration" -f "$2" \
     "${pgbench_defines[@]}" -l --log-prefix="$dir/pgbench-log-$((run_index + 1))" "$pgbench_url"
+}
+
+# The article's minimum SQL (issue 31) as the article wrote it: its own database, -M prepared,
+# plain sessions, no variables given (it sets its own).
+article_run() {  # label clients
+  measure "$1" pgbench env PGOPTIONS= pgbench -n -M prepared -c "$2" -j 2 -T "$duration" -f "$article_sql" \
+    -l --log-prefix="$dir/pgbench-log-$((run_index + 1))" "$article_url"
 }
 
 wrk_run() {  # label lua connections seconds [url [wrk options...]]

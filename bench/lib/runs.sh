@@ -9,29 +9,38 @@ connections=(8 32 128)
 pgbouncer_connections=(32 128)
 
 # pgbench on the new-key SQL, then the API with new keys, at 8/32/128. The API's run at 32 also
-# counts its statements and commits per new key.
+# counts its statements per new key; the runs at 32 and at 128 each its commits per new key
+# (snapshots of PostgreSQL's counts on both sides, bench/lib/counts.sh); the snapshot before the
+# run at 32 also starts the HOT counts over all the API's new-key runs at 32 and 128.
 runs_new_keys() {
   local c
   for c in "${connections[@]}"; do pgbench_run "pgbench new-key SQL $c" "$dir/new_key.sql" "$c"; done
   warm_up "$api_url"
   for c in "${connections[@]}"; do
     if [ "$c" = 32 ]; then
-      api_commits_begin
+      stats_snapshot before32
       statements_reset
     fi
     wrk_run "API new keys $c" new_keys.lua "$c"
     if [ "$c" = 32 ]; then
       statements_read direct "the API straight to PostgreSQL (prepared statements)"
       api_per_key=$per_key
-      api_commits_end
+      stats_snapshot after32
+      api_commits_read 32 before32 after32
+    elif [ "$c" = 128 ]; then
+      stats_snapshot after128
+      api_commits_read 128 after32 after128
     fi
   done
 }
 
 # Side by side: pgbench and the API alternate at 32; so do 32 and 128 ("no collapse at 128").
-# pgbench running the minimum SQL joins each round, right after the product's SQL.
+# pgbench running the minimum SQL joins each round, right after the product's SQL. The article's
+# minimum SQL (issue 31) pairs with the API's new keys at 32 and at 128, the article first in odd
+# rounds and the API first in even ones, so that neither side always runs second. Afterwards the
+# counts over the group: HOT shares and commits (bench/lib/counts.sh).
 runs_new_key_rounds() {
-  local round
+  local round c which order
   for round in $(seq 1 "$rounds"); do
     pgbench_run "pgbench new-key SQL 32 #$round" "$dir/new_key.sql" 32
     if [ "$minimum_ok" = 1 ]; then
@@ -43,9 +52,19 @@ runs_new_key_rounds() {
           echo "  api_bench: cannot read the minimum SQL's statement and commit counts" >&2
       fi
     fi
-    wrk_run "API new keys 32 #$round" new_keys.lua 32
-    wrk_run "API new keys 128 #$round" new_keys.lua 128
+    if [ $((round % 2)) = 1 ]; then order="article api"; else order="api article"; fi
+    for c in 32 128; do
+      for which in $order; do
+        if [ "$which" = api ]; then
+          wrk_run "API new keys $c #$round" new_keys.lua "$c"
+        elif [ "$article_ok" = 1 ]; then
+          soft article_run "pgbench article minimum SQL $c #$round" "$c" || true
+        fi
+      done
+    done
   done
+  stats_snapshot rounds
+  hot_read before32 after128 rounds
 }
 
 # Replays of one key, each API run beside nginx answering the same bytes (its CPU in the "api"
@@ -105,8 +124,8 @@ runs_mixed() {
 
 # New keys through PgBouncer beside the direct API, in alternating pairs at 32 and 128 (which of
 # the two goes first alternates too). The first pair at 32 also counts the statements of the API
-# through PgBouncer, which must be the same SQL, and its round trips; then the replays from the
-# database are counted.
+# through PgBouncer, which must be the same SQL; the first pairs at 32 and at 128 its round trips;
+# then the replays from the database are counted.
 runs_pooled() {
   local round c order which rt_counting
   echo
@@ -120,17 +139,17 @@ runs_pooled() {
           continue
         fi
         rt_counting=0
-        if [ "$round" = 1 ] && [ "$c" = 32 ]; then
-          statements_reset
-          if rt_new_begin; then rt_counting=1; else echo "  api_bench: cannot read PgBouncer's counts" >&2; fi
+        if [ "$round" = 1 ]; then
+          if [ "$c" = 32 ]; then statements_reset; fi
+          if rt_new_begin "$c"; then rt_counting=1; else echo "  api_bench: cannot read PgBouncer's counts" >&2; fi
         fi
         wrk_run "API new keys $c via PgBouncer #$round" new_keys.lua "$c" "$duration" "$pgb_url"
         if [ "$round" = 1 ] && [ "$c" = 32 ]; then
           statements_read pgbouncer "the API through PgBouncer (prepared statements off)" "$sql_per_new_key_unprepared"
           pgb_per_key=$per_key
-          if [ "$rt_counting" = 1 ]; then
-            rt_new_end || echo "  api_bench: cannot read PgBouncer's counts after the run" >&2
-          fi
+        fi
+        if [ "$rt_counting" = 1 ]; then
+          rt_new_end "$c" || echo "  api_bench: cannot read PgBouncer's counts after the run" >&2
         fi
       done
     done
