@@ -1,16 +1,18 @@
 -- The minimum SQL of one new-key POST /rides (issue 14), for `pgbench -M prepared` on the product's
--- own schema (sql/001..005, migrated by `rocket-rides-api migrate`): the least work the design
+-- own schema (sql/, migrated by `rocket-rides-api migrate`): the least work the design
 -- allows, against which bench/api_bench.sh measures the API ("pgbench minimum SQL" rows).
 --
 -- Two READ COMMITTED transactions, each one statement chain, with no transaction across the
 -- provider call between them:
 --   1. the key (created already locked, with its fencing token, at recovery point ride_created),
 --      the ride and its audit record;
---   2. the charge id on the ride, the receipt job staged, the 201 stored, the key finished and
---      unlocked, fenced by the token.
--- The columns, values and sizes are the product's: the request's params and client address, a
--- 201 body of a real one's shape and length, the receipt job's arguments; the schema's CHECKs,
--- unique indexes, defaults (payment_idempotency_key, jid) and the staged_jobs trigger all run.
+--   2. the charge id on the ride, the receipt job staged, the key finished with its 201 and
+--      unlocked, fenced by the token. The 201's body is not stored (NULL): it is the ride's own
+--      rendering, which every reader of the key renders back from the ride (issue 31, sql/013), so
+--      the least the design allows writes none of its ~300 bytes into the key's final row version.
+-- The columns, values and sizes are the product's: the request's params and client address, the
+-- receipt job's arguments; the schema's CHECKs, unique indexes, defaults (payment_idempotency_key,
+-- jid) and the staged_jobs trigger all run.
 -- No token lookup: the API answers it from its cache (0 round trips while cached).
 --
 -- Expects -D user_id=N (an existing user). pgbench turns every ":name" into a variable, also
@@ -55,7 +57,7 @@ WITH ride AS (
 )
 UPDATE idempotency_keys
 SET recovery_point = 'finished', response_code = 201,
-    response_body = U&'{"message"\003A"Ride created and charged.","ride"\003A{"id"\003A1234567,"origin_lat"\003A37.7749,"origin_lon"\003A-122.4194,"target_lat"\003A37.8044,"target_lon"\003A-122.2712,"stripe_charge_id"\003A"ch_3PbenchAbCdEfGhIjKlMnOpQr","created_at"\003A"2025-01-01T12\003A34\003A56.789012Z","cancelled_at"\003Anull,"stripe_refund_id"\003Anull}}',
+    response_body = NULL,
     locked_at = NULL, lock_token = NULL, last_run_at = now()
 WHERE id = :key_id::bigint AND lock_token = :lock_token::uuid;
 COMMIT;

@@ -47,7 +47,9 @@ BOOST_AUTO_TEST_CASE(new_key_creates_a_charged_ride_and_returns_201) {
              "send_ride_receipt 2000");
   BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || response_code || ' ' || (locked_at IS NULL) FROM "
                        "idempotency_keys") == "finished 201 true");
-  BOOST_TEST(db.scalar("SELECT response_body FROM idempotency_keys") == r.body);
+  // The 201 is the ride's own rendering, so the key keeps no copy of it (issue 31; the readers
+  // render it back: stored_201_test).
+  BOOST_TEST(db.scalar("SELECT response_body IS NULL FROM idempotency_keys") == "t");
   BOOST_TEST(stripe.charges() == 1);
 }
 
@@ -269,7 +271,8 @@ BOOST_AUTO_TEST_CASE(same_key_with_different_parameters_is_422_and_changes_nothi
   auto r = post_ride(key, "origin_lat=1&origin_lon=2&target_lat=3&target_lon=4");
   BOOST_TEST(r.status == 422);
   BOOST_TEST(error_type(r) == "idempotency_error");
-  BOOST_TEST(db.scalar("SELECT response_body FROM idempotency_keys") == first.body);
+  BOOST_TEST(db.scalar("SELECT response_code || ' ' || (response_body IS NULL) FROM idempotency_keys") == "201 true");
+  BOOST_TEST(post_ride(key).body == first.body);
   BOOST_TEST(stripe.charges() == 1);
 }
 
