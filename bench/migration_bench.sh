@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 31: how long sql/012 (the HOT-friendly schema) takes on a database of KEYS finished keys
+# Issue 31: how long sql/012-014 (the HOT-friendly schema, the 201 stored without its body) take on a database of KEYS finished keys
 # (default 1,000,000, each with its ride, audit record and no staged job left), and whether
 # writers notice: pgbench runs the minimum SQL of new keys (bench/minimum_sql.sql) at 8 clients
 # during the whole migration, and the script prints the migration's time, the longest new-key
@@ -82,7 +82,7 @@ wait "$writers" || true
 cat "$dir"/before*.[0-9]* >"$dir/before.all.0"
 cat "$dir"/during*.[0-9]* >"$dir/during.all.0"
 
-printf 'migrate to 012 on %s keys: %.1f s\n' "$keys" "$migrate_s"
+printf 'migrate to 012-014 on %s keys: %.1f s\n' "$keys" "$migrate_s"
 printf 'longest new-key transaction pair (8 pgbench clients): %s ms in 10 s before (%s pairs), %s ms during the migration (%s pairs)\n' \
   "$(max_latency_ms before.all)" "$(transactions before.all)" "$(max_latency_ms during.all)" "$(transactions during.all)"
 "${psql[@]}" -d rocket_rides -Atc "SELECT 'indexes on the hot tables: ' || string_agg(indexrelid::regclass::text, ' ')

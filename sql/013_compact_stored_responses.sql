@@ -13,6 +13,9 @@
 -- ACCESS EXCLUSIVE lock taken here (`migrate` runs each file in one transaction), stopping every
 -- request for as long as the table takes to read.
 -- 002's idempotency_keys_code_iff_finished still ties the code to 'finished'.
+-- lock_timeout: waiting behind a long transaction for that lock would queue every request behind
+-- the wait; `migrate` runs the file again a second later instead (common/db/migrations.cpp).
+SET LOCAL lock_timeout = '1s';
 ALTER TABLE idempotency_keys DROP CONSTRAINT idempotency_keys_check;
 ALTER TABLE idempotency_keys ADD CONSTRAINT idempotency_keys_finished_has_response
     CHECK ((recovery_point = 'finished') = (response_code IS NOT NULL AND (response_body IS NOT NULL OR response_code = 201)))

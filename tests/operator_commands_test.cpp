@@ -94,6 +94,25 @@ const std::string kBodyMarker = "{\"id\":4242,\"secret_marker\":\"only-with-body
 
 BOOST_FIXTURE_TEST_SUITE(operator_commands, OperatorFixture)
 
+BOOST_AUTO_TEST_CASE(keys_show_body_renders_a_201_stored_without_its_body_as_replays_do) {
+  // sql/013: a finished ride-creation 201 stores NULL; every reader renders it from the ride.
+  auto id = insert_key("compact-201-key-00000001", "finished", 30);
+  db.scalar("UPDATE idempotency_keys SET response_body = NULL WHERE id = " + std::to_string(id) + " RETURNING id");
+  auto ride = db.scalar(
+      "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
+      "stripe_charge_id) VALUES (" +
+      std::to_string(id) + ", 37.7749, -122.4194, 37.8044, -122.2712, " + std::to_string(alice.user.id) +
+      ", 'ch_compact') RETURNING id");
+  auto expected = db.scalar(
+      "SELECT rides_created_body(id, origin_lat, origin_lon, target_lat, target_lon, stripe_charge_id, created_at) "
+      "FROM rides WHERE id = " +
+      ride);
+  BOOST_TEST(expected.find("ch_compact") != std::string::npos, expected);
+  auto shown = run({"keys", "show", "--id", std::to_string(id), "--body", "--json"});
+  BOOST_TEST(shown.exit_code == cli::kExitOk, shown.err);
+  BOOST_TEST(parse_json(shown.out)["response_body"].GetString() == expected);
+}
+
 BOOST_AUTO_TEST_CASE(keys_show_prints_a_finished_key_and_its_body_only_when_asked) {
   auto id = insert_key("finished-key-000000000001", "finished", 30, -1, 0, std::nullopt, kBodyMarker);
   auto human = run({"keys", "show", "--email", "alice@example.com", "--key", "finished-key-000000000001"});

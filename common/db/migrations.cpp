@@ -64,6 +64,31 @@ void run_statements_outside_transaction(pqxx::connection& conn, const Migration&
   }
 }
 
+// Runs `migration` and records it in one transaction under the lock; false when it was already
+// recorded (checked under the lock: another migrator may have applied it since we started). A
+// migration that sets its own lock_timeout and meets it (55P03) rolls back whole and runs again, a
+// second later, up to kOutsideTransactionAttempts times, as one outside a transaction does.
+bool apply_in_transaction(pqxx::connection& conn, const Migration& migration,
+                          std::chrono::milliseconds statement_timeout) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      Transaction tx(conn, statement_timeout);
+      lock_migrations(tx);
+      if (applied(tx, migration.version)) return false;  // the transaction rolls back, releasing the lock
+      tx.exec(std::string(migration.sql));
+      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
+                     std::string(migration.name));
+      tx.commit();
+      return true;
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() != "55P03" || attempt == kOutsideTransactionAttempts) throw;
+      log::warn("migration waited too long for a lock; running it again",
+                {{"version", migration.version}, {"attempt", attempt}, {"error", e.what()}});
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
 // Runs `migration`'s statements one by one outside a transaction, then records it under the lock;
 // false when it was already recorded (before, or by another migrator running it meanwhile: each
 // of its statements can run twice). The lock is not held while the statements run: a
@@ -183,18 +208,9 @@ MigrationReport migrate(pqxx::connection& conn, const std::vector<Migration>& mi
         ++report.already_applied;
         continue;
       }
-    } else {
-      Transaction tx(conn, statement_timeout);
-      lock_migrations(tx);
-      // Checked under the lock: another migrator may have applied it since we started.
-      if (applied(tx, migration.version)) {
-        ++report.already_applied;
-        continue;  // the transaction rolls back, releasing the lock
-      }
-      tx.exec(std::string(migration.sql));
-      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
-                     std::string(migration.name));
-      tx.commit();
+    } else if (!apply_in_transaction(conn, migration, statement_timeout)) {
+      ++report.already_applied;
+      continue;
     }
     report.applied.push_back(migration.version);
     log::info("migration applied", {{"version", migration.version}, {"name", migration.name}});
