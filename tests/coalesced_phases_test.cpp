@@ -22,8 +22,8 @@ struct BatchFixture {
         db.scalar("INSERT INTO users (email, stripe_customer_id) VALUES ('alice@example.com', 'cus_a') RETURNING id"));
   }
 
-  // rides_create_with_keys for `keys` (with `tokens`) as alice, each ride at (1, 2) -> (3, `target_lat`).
-  pqxx::result create(const std::string& keys, const std::string& tokens, const std::string& target_lats) {
+  // rides_create_with_keys for `keys` (with `tokens`) as alice, each ride at (1, 2) -> (3, `target_lons`).
+  pqxx::result create(const std::string& keys, const std::string& tokens, const std::string& target_lons) {
     pqxx::work tx(db.conn());
     auto n = std::to_string(std::count(keys.begin(), keys.end(), ',') + 1);
     auto repeat = [&](const std::string& value) { return "array_fill(" + value + ", ARRAY[" + n + "])"; };
@@ -33,7 +33,7 @@ struct BatchFixture {
         repeat(std::to_string(alice) + "::bigint") + ", ARRAY[" + keys + "]::text[], " + repeat("'POST'::text") + ", " +
         repeat("'/rides'::text") + ", " + repeat("'{\"a\":1}'::jsonb") + ", " + repeat("'127.0.0.1'::text") +
         ", ARRAY[" + tokens + "]::uuid[], 90, " + repeat("1::numeric") + ", " + repeat("2::numeric") + ", " +
-        repeat("3::numeric") + ", ARRAY[" + target_lats + "]::numeric[], " + repeat("'rr-ch-x'::text") +
+        repeat("3::numeric") + ", ARRAY[" + target_lons + "]::numeric[], " + repeat("'rr-ch-x'::text") +
         ") ORDER BY ordinal");
     tx.commit();
     return rows;
@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(an_existing_key_is_read_and_a_key_named_twice_is_left_to_th
 
 BOOST_AUTO_TEST_CASE(a_row_a_check_refuses_fails_the_whole_batch_and_writes_nothing) {
   BOOST_CHECK_THROW(create("'check-key-000000000001', 'check-key-000000000002'", std::string(kT1) + "," + kT2,
-                           "4, 100"),  // latitude 100: the CHECK on rides
+                           "4, 200"),  // longitude 200: the CHECK on rides
                     pqxx::sql_error);
   BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys") == "0");
   BOOST_TEST(db.scalar("SELECT count(*) FROM rides") == "0");
