@@ -49,7 +49,9 @@ statements_read() {  # NAME (file name) DESCRIPTION [EXPECTED per key, default t
   if [ "$batch_statements" -gt 0 ]; then
     echo "coalesced finishes, $what: $batch_statements batch calls for $((created - single_finishes)) keys" \
       "($(awk -v b="$batch_statements" -v k="$((created - single_finishes))" 'BEGIN { printf "%.1f", k / b }') keys a batch)"
-    statements=$((statements - batch_statements + created - single_finishes))
+    # A call is `expected / the script's` statements here (2 through PgBouncer: its SET LOCAL).
+    statements=$(awk -v s="$statements" -v b="$batch_statements" -v k="$((created - single_finishes))" \
+      -v e="$expected" -v p="$sql_per_new_key" 'BEGIN { printf "%d", s + (k - b) * e / p }')
   fi
   per_key=$(awk -v s="$statements" -v k="$created" 'BEGIN { if (k > 0) printf "%.3f", s / k; else print "nan" }')
   echo
