@@ -29,12 +29,17 @@ namespace rr::db {
 struct Call {
   std::string function;    // a function returning a table, a set or void
   SqlArguments arguments;  // text forms (sql_arguments.hpp); nullopt is NULL
+  // The function's batch form, when concurrent calls may be coalesced (coalesced_calls.hpp).
+  std::string batch_function;
 };
 
 // db::call("idem_finish_or_raise", key_id, token, 201, body)
 template <typename... Args>
 Call call(std::string function, const Args&... args) {
-  return Call{std::move(function), sql_arguments(args...)};
+  Call made;
+  made.function = std::move(function);
+  made.arguments = sql_arguments(args...);
+  return made;
 }
 
 // Appends `value` to `query` as the inside of a quoted literal.

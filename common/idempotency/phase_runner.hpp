@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "common/db/coalesced_calls.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/idempotency/key_acquisition.hpp"
 #include "common/idempotency/phase.hpp"
@@ -44,13 +45,17 @@ struct SimulatedCrash {
 
 struct RunnerOptions {
   int max_serialization_retries = 5;
+  // Calls with a batch form (db::Call::batch_function) of concurrent requests share one round trip
+  // and one commit, at most this many (db::CoalescedCalls); 1 runs each alone.
+  std::size_t max_coalesced_calls = 64;
   std::chrono::milliseconds retry_jitter{20};
   AfterCommitHook after_commit;
 };
 
 class PhaseRunner {
  public:
-  PhaseRunner(db::ConnectionPool& pool, RunnerOptions options = {}) : pool_(pool), options_(std::move(options)) {}
+  PhaseRunner(db::ConnectionPool& pool, RunnerOptions options = {})
+      : pool_(pool), options_(std::move(options)), coalesced_(options_.max_coalesced_calls) {}
 
   // `key` must be locked by us (from begin_key or acquire_key_by_id). Runs phases until a Response, a transient
   // failure, a lost lock or an error. Rethrows SimulatedCrash. With `section` (from begin_key):
@@ -62,6 +67,7 @@ class PhaseRunner {
 
   // Counters since start, for metrics.
   std::uint64_t serialization_retries() const { return serialization_retries_.load(); }
+  const db::CoalescedCalls& coalesced_calls() const { return coalesced_; }
 
  private:
   Outcome conflict(const KeyRow& key, const std::string& what);
@@ -72,6 +78,7 @@ class PhaseRunner {
 
   db::ConnectionPool& pool_;
   RunnerOptions options_;
+  db::CoalescedCalls coalesced_;
   std::atomic<std::uint64_t> serialization_retries_{0};
   friend class RunnerContext;
 };

@@ -29,8 +29,11 @@ const char* outcome_label(const payments::ChargeOutcome& outcome) {
 
 db::Call record_charge_call(const idempotency::KeyRow& key, const std::string& charge_id,
                             const idempotency::FinalResult& created) {
-  return db::call(statements::kRecordChargeAndFinish, key.id, key.lock_token, charge_id, kRideAmountCents,
-                  kRideCurrency, key.user_id, created.code, created.body);
+  auto call = db::call(statements::kRecordChargeAndFinish, key.id, key.lock_token, charge_id, kRideAmountCents,
+                       kRideCurrency, key.user_id, created.code, created.body);
+  // Concurrent requests' finishes share one round trip and one commit (issue 31, point 2).
+  call.batch_function = statements::kRecordChargesAndFinish;
+  return call;
 }
 
 idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run) {

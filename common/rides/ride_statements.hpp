@@ -47,5 +47,8 @@ inline constexpr char kCreateWithKey[] = "rides_create_with_key";
 //   7 response code  8 response body
 // Returns: the ride as the response shows it.
 inline constexpr char kRecordChargeAndFinish[] = "rides_record_charge_and_finish";
+// Its batch form (sql/functions/rides_record_charges_and_finish.sql): every argument an array, one
+// element per request; one row per request, its ordinal and the SQLSTATE it failed with or NULL.
+inline constexpr char kRecordChargesAndFinish[] = "rides_record_charges_and_finish";
 
 }  // namespace rr::rides::statements

@@ -1,0 +1,143 @@
+// The batch forms of a new key's two phases (issue 31, point 2: coalesced commits), against a real
+// PostgreSQL: rides_create_with_keys and rides_record_charges_and_finish answer each request of a
+// batch as its single function would, in one statement, and a request that fails leaves the others'
+// work committed and its own unwritten. Work in progress: the API does not call them yet.
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "common/db/coalesced_calls.hpp"
+#include "support/test_database.hpp"
+
+using rr::test::TestDatabase;
+
+namespace {
+
+struct BatchFixture {
+  TestDatabase db;
+  std::int64_t alice = 0;
+
+  BatchFixture() {
+    alice = std::stoll(
+        db.scalar("INSERT INTO users (email, stripe_customer_id) VALUES ('alice@example.com', 'cus_a') RETURNING id"));
+  }
+
+  // rides_create_with_keys for `keys` (with `tokens`) as alice, each ride at (1, 2) -> (3, `target_lons`).
+  pqxx::result create(const std::string& keys, const std::string& tokens, const std::string& target_lons) {
+    pqxx::work tx(db.conn());
+    auto n = std::to_string(std::count(keys.begin(), keys.end(), ',') + 1);
+    auto repeat = [&](const std::string& value) { return "array_fill(" + value + ", ARRAY[" + n + "])"; };
+    auto rows = tx.exec(
+        "SELECT ordinal, inserted, id, locked, same_request, ride_id, response_code, response_body "
+        "FROM rides_create_with_keys(" +
+        repeat(std::to_string(alice) + "::bigint") + ", ARRAY[" + keys + "]::text[], " + repeat("'POST'::text") + ", " +
+        repeat("'/rides'::text") + ", " + repeat("'{\"a\":1}'::jsonb") + ", " + repeat("'127.0.0.1'::text") +
+        ", ARRAY[" + tokens + "]::uuid[], 90, " + repeat("1::numeric") + ", " + repeat("2::numeric") + ", " +
+        repeat("3::numeric") + ", ARRAY[" + target_lons + "]::numeric[], " + repeat("'rr-ch-x'::text") +
+        ") ORDER BY ordinal");
+    tx.commit();
+    return rows;
+  }
+};
+
+constexpr const char* kT1 = "'00000000-0000-4000-8000-000000000001'";
+constexpr const char* kT2 = "'00000000-0000-4000-8000-000000000002'";
+constexpr const char* kT3 = "'00000000-0000-4000-8000-000000000003'";
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(coalesced_phases, BatchFixture)
+
+BOOST_AUTO_TEST_CASE(a_batch_of_new_keys_creates_each_key_its_ride_and_its_audit_record_in_one_statement) {
+  auto rows = create("'batch-key-000000000001', 'batch-key-000000000002', 'batch-key-000000000003'",
+                     std::string(kT1) + "," + kT2 + "," + kT3, "4, 5, 6");
+  BOOST_TEST_REQUIRE(rows.size() == 3u);
+  for (int i = 0; i < 3; ++i) {
+    BOOST_TEST(rows[i][0].as<int>() == i + 1);
+    BOOST_TEST(rows[i][1].as<bool>());
+    BOOST_TEST(!rows[i][5].is_null());
+  }
+  BOOST_TEST(db.scalar("SELECT count(*) FROM rides") == "3");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM audit_records") == "3");
+  // Each ride carries its own request's coordinates, each key its own request's token.
+  BOOST_TEST(
+      db.scalar("SELECT string_agg(k.idempotency_key || '=' || r.target_lon::float8 || '/' || k.lock_token, ' ' "
+                "ORDER BY k.idempotency_key) FROM idempotency_keys k JOIN rides r ON r.idempotency_key_id = k.id") ==
+      "batch-key-000000000001=4/00000000-0000-4000-8000-000000000001 "
+      "batch-key-000000000002=5/00000000-0000-4000-8000-000000000002 "
+      "batch-key-000000000003=6/00000000-0000-4000-8000-000000000003");
+}
+
+BOOST_AUTO_TEST_CASE(an_existing_key_is_read_and_a_key_named_twice_is_left_to_the_single_function) {
+  create("'existing-key-00000000001'", kT1, "4");
+  auto rows = create("'existing-key-00000000001', 'fresh-key-000000000000001', 'fresh-key-000000000000001'",
+                     std::string(kT2) + "," + kT2 + "," + kT3, "4, 5, 6");
+  BOOST_TEST_REQUIRE(rows.size() == 2u);  // the second request for the fresh key has no row: run it alone
+  BOOST_TEST(rows[0][0].as<int>() == 1);
+  BOOST_TEST(!rows[0][1].as<bool>());  // existing
+  BOOST_TEST(rows[0][3].as<bool>());   // locked by the first batch's request
+  BOOST_TEST(rows[0][5].is_null());    // no ride for a key that exists
+  BOOST_TEST(rows[1][0].as<int>() == 2);
+  BOOST_TEST(rows[1][1].as<bool>());
+  BOOST_TEST(db.scalar("SELECT count(*) FROM rides") == "2");
+}
+
+BOOST_AUTO_TEST_CASE(a_row_a_check_refuses_fails_the_whole_batch_and_writes_nothing) {
+  BOOST_CHECK_THROW(create("'check-key-000000000001', 'check-key-000000000002'", std::string(kT1) + "," + kT2,
+                           "4, 200"),  // longitude 200: the CHECK on rides
+                    pqxx::sql_error);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys") == "0");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM rides") == "0");
+}
+
+BOOST_AUTO_TEST_CASE(finishing_a_batch_answers_each_request_and_commits_only_the_ones_that_hold) {
+  auto created = create("'finish-key-000000000001', 'finish-key-000000000002', 'finish-key-000000000003'",
+                        std::string(kT1) + "," + kT2 + "," + kT3, "4, 5, 6");
+  BOOST_TEST_REQUIRE(created.size() == 3u);
+  auto id = [&](int i) { return created[i][2].as<std::string>(); };
+  // The third key loses its ride: RR002. The second is finished with a token that is not its own: RR001.
+  db.scalar("DELETE FROM rides WHERE idempotency_key_id = " + id(2) + " RETURNING id");
+  auto ok_body = db.scalar(
+      "SELECT rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, 'ch_1', r.created_at) "
+      "FROM rides r WHERE r.idempotency_key_id = " +
+      id(0));
+  pqxx::work tx(db.conn());
+  auto rows = tx.exec_params(
+      "SELECT ordinal, failed_sqlstate FROM rides_record_charges_and_finish(ARRAY[" + id(0) + ", " + id(1) + ", " +
+          id(2) + "]::bigint[], ARRAY[" + kT1 + ", " + kT3 + ", " + kT3 +
+          "]::uuid[], ARRAY['ch_1', 'ch_2', 'ch_3'], ARRAY[2000, 2000, 2000]::bigint[], ARRAY['usd', 'usd', 'usd'], "
+          "ARRAY[$1, $1, $1]::bigint[], ARRAY[201, 201, 201], ARRAY[$2, 'x', 'y']) ORDER BY ordinal",
+      alice, ok_body);
+  tx.commit();
+  BOOST_TEST_REQUIRE(rows.size() == 3u);
+  BOOST_TEST(rows[0][1].is_null());
+  BOOST_TEST(rows[1][1].as<std::string>() == "RR001");
+  BOOST_TEST(rows[2][1].as<std::string>() == "RR002");
+  BOOST_TEST(db.scalar("SELECT string_agg(recovery_point || ':' || COALESCE(response_body, 'NULL') || ':' || "
+                       "(lock_token IS NULL)::text, ' ' ORDER BY id) FROM idempotency_keys") ==
+             "finished:NULL:true ride_created:NULL:false ride_created:NULL:false");
+  BOOST_TEST(db.scalar("SELECT string_agg(COALESCE(stripe_charge_id, '-'), ' ' ORDER BY id) FROM rides") == "ch_1 -");
+  BOOST_TEST(db.scalar("SELECT count(*) FROM staged_jobs") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_call_carries_each_argument_as_an_array_postgresql_reads_back_unchanged) {
+  const std::string body = R"({"message":"Ride \"created\"","path":"C:\\x","list":[1,{"a":null}]})";
+  auto first = rr::db::call("f", 1, std::string("a,b"), body);
+  auto second = rr::db::call("f", 2, std::optional<std::string>{}, std::string("NULL"));
+  auto batch = rr::db::batch_call("f_many", {&first, &second});
+  BOOST_TEST(batch.function == "f_many");
+  BOOST_TEST_REQUIRE(batch.arguments.size() == 3u);
+  pqxx::work tx(db.conn());
+  auto row = tx.exec_params(
+      "SELECT ($1::bigint[])[2], ($2::text[])[1], ($2::text[])[2] IS NULL, ($3::text[])[1], ($3::text[])[2], "
+      "cardinality($3::text[])",
+      *batch.arguments[0], *batch.arguments[1], *batch.arguments[2])[0];
+  BOOST_TEST(row[0].as<int>() == 2);
+  BOOST_TEST(row[1].as<std::string>() == "a,b");
+  BOOST_TEST(row[2].as<bool>());
+  BOOST_TEST(row[3].as<std::string>() == body);
+  BOOST_TEST(row[4].as<std::string>() == "NULL");  // the text, not a NULL element
+  BOOST_TEST(row[5].as<int>() == 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
