@@ -110,10 +110,6 @@ void CoalescedCalls::lead(Kind& kind, Waiting& me, const std::function<Connectio
       waiting->done = true;
       wake.push_back(waiting->waker);
     }
-    if (batch.size() > 1) {
-      ++batches_;
-      batched_calls_ += batch.size();
-    }
     // The calls that queued meanwhile are the next batch, led by the first of them.
     if (kind.queue.empty()) {
       kind.in_flight = false;
@@ -184,16 +180,6 @@ void CoalescedCalls::run_batch(std::deque<Waiting*>& batch, const std::function<
       waiting->error = std::current_exception();
     }
   }
-}
-
-std::uint64_t CoalescedCalls::batches() const {
-  std::lock_guard lock(mutex_);
-  return batches_;
-}
-
-std::uint64_t CoalescedCalls::batched_calls() const {
-  std::lock_guard lock(mutex_);
-  return batched_calls_;
 }
 
 }  // namespace rr::db

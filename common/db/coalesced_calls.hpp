@@ -38,10 +38,6 @@ class CoalescedCalls {
   // `acquire` checks out the connection a batch runs on.
   void run(const Call& call, const std::function<ConnectionPool::Lease()>& acquire);
 
-  // Counters since start, for metrics and the bench: batches of two or more, and the calls in them.
-  std::uint64_t batches() const;
-  std::uint64_t batched_calls() const;
-
  private:
   struct Waiting;
   struct Kind {  // the calls of one batch function
@@ -52,10 +48,8 @@ class CoalescedCalls {
   void run_batch(std::deque<Waiting*>& batch, const std::function<ConnectionPool::Lease()>& acquire);
 
   const std::size_t max_batch_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::map<std::string, Kind> kinds_;
-  std::uint64_t batches_ = 0;
-  std::uint64_t batched_calls_ = 0;
 };
 
 // The batch call of `calls` (all of one function, same arity): each argument an array literal of

@@ -42,27 +42,33 @@ bool worth_another_run(const pqxx::sql_error& e) {
   return state == "55P03" || state == "RR003" || state == "23505" || state == "42P07" || state == "42710";
 }
 
-void run_statements_outside_transaction(pqxx::connection& conn, const Migration& migration) {
-  const auto statements = statements_of(migration.sql);
+void record_applied(pqxx::transaction_base& tx, const Migration& migration) {
+  tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
+                 std::string(migration.name));
+}
+
+// Runs `work` until it returns, again a second later when it threw a deadlock (only if
+// `deadlocks_too`) or an sql_error `worth_it` accepts, at most kOutsideTransactionAttempts times.
+template <typename Work>
+auto run_again_while(const Migration& migration, bool deadlocks_too, bool (*worth_it)(const pqxx::sql_error&),
+                     Work&& work) -> decltype(work()) {
   for (int attempt = 1;; ++attempt) {
     try {
-      for (const auto& statement : statements) {
-        pqxx::nontransaction tx(conn);
-        tx.exec(statement);
-      }
-      return;
+      return work();
     } catch (const pqxx::deadlock_detected& e) {  // a transaction_rollback, not an sql_error, in libpqxx 6
-      if (attempt == kOutsideTransactionAttempts) throw;
+      if (!deadlocks_too || attempt == kOutsideTransactionAttempts) throw;
       log::warn("migration statement was a deadlock's victim; running the migration again",
                 {{"version", migration.version}, {"attempt", attempt}, {"error", e.what()}});
     } catch (const pqxx::sql_error& e) {
-      if (!worth_another_run(e) || attempt == kOutsideTransactionAttempts) throw;
-      log::warn("migration statement could not finish its work now; running the migration again",
+      if (!worth_it(e) || attempt == kOutsideTransactionAttempts) throw;
+      log::warn("migration could not finish its work now; running it again",
                 {{"version", migration.version}, {"attempt", attempt}, {"error", e.what()}});
     }
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
+
+bool waited_too_long_for_a_lock(const pqxx::sql_error& e) { return e.sqlstate() == "55P03"; }
 
 // Runs `migration` and records it in one transaction under the lock; false when it was already
 // recorded (checked under the lock: another migrator may have applied it since we started). A
@@ -70,23 +76,15 @@ void run_statements_outside_transaction(pqxx::connection& conn, const Migration&
 // second later, up to kOutsideTransactionAttempts times, as one outside a transaction does.
 bool apply_in_transaction(pqxx::connection& conn, const Migration& migration,
                           std::chrono::milliseconds statement_timeout) {
-  for (int attempt = 1;; ++attempt) {
-    try {
-      Transaction tx(conn, statement_timeout);
-      lock_migrations(tx);
-      if (applied(tx, migration.version)) return false;  // the transaction rolls back, releasing the lock
-      tx.exec(std::string(migration.sql));
-      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
-                     std::string(migration.name));
-      tx.commit();
-      return true;
-    } catch (const pqxx::sql_error& e) {
-      if (e.sqlstate() != "55P03" || attempt == kOutsideTransactionAttempts) throw;
-      log::warn("migration waited too long for a lock; running it again",
-                {{"version", migration.version}, {"attempt", attempt}, {"error", e.what()}});
-    }
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
+  return run_again_while(migration, /*deadlocks_too=*/false, waited_too_long_for_a_lock, [&] {
+    Transaction tx(conn, statement_timeout);
+    lock_migrations(tx);
+    if (applied(tx, migration.version)) return false;  // the transaction rolls back, releasing the lock
+    tx.exec(std::string(migration.sql));
+    record_applied(tx, migration);
+    tx.commit();
+    return true;
+  });
 }
 
 // Runs `migration`'s statements one by one outside a transaction, then records it under the lock;
@@ -101,12 +99,17 @@ bool apply_outside_transaction(pqxx::connection& conn, const Migration& migratio
     lock_migrations(tx);
     if (applied(tx, migration.version)) return false;
   }
-  run_statements_outside_transaction(conn, migration);
+  const auto statements = statements_of(migration.sql);
+  run_again_while(migration, /*deadlocks_too=*/true, worth_another_run, [&] {
+    for (const auto& statement : statements) {
+      pqxx::nontransaction tx(conn);
+      tx.exec(statement);
+    }
+  });
   Transaction tx(conn, statement_timeout);
   lock_migrations(tx);
   if (applied(tx, migration.version)) return false;
-  tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", migration.version,
-                 std::string(migration.name));
+  record_applied(tx, migration);
   tx.commit();
   return true;
 }

@@ -67,7 +67,6 @@ class PhaseRunner {
 
   // Counters since start, for metrics.
   std::uint64_t serialization_retries() const { return serialization_retries_.load(); }
-  const db::CoalescedCalls& coalesced_calls() const { return coalesced_; }
 
  private:
   Outcome conflict(const KeyRow& key, const std::string& what);
