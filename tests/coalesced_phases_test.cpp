@@ -1,7 +1,7 @@
 // The batch forms of a new key's two phases (issue 31, point 2: coalesced commits), against a real
 // PostgreSQL: rides_create_with_keys and rides_record_charges_and_finish answer each request of a
 // batch as its single function would, in one statement, and a request that fails leaves the others'
-// work committed and its own unwritten. Work in progress: the API does not call them yet.
+// work committed and its own unwritten. The API's use of them: coalesced_calls_test, coalesced_requests_test.
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <string>
@@ -32,9 +32,9 @@ struct BatchFixture {
         "FROM rides_create_with_keys(" +
         repeat(std::to_string(alice) + "::bigint") + ", ARRAY[" + keys + "]::text[], " + repeat("'POST'::text") + ", " +
         repeat("'/rides'::text") + ", " + repeat("'{\"a\":1}'::jsonb") + ", " + repeat("'127.0.0.1'::text") +
-        ", ARRAY[" + tokens + "]::uuid[], 90, " + repeat("1::numeric") + ", " + repeat("2::numeric") + ", " +
-        repeat("3::numeric") + ", ARRAY[" + target_lons + "]::numeric[], " + repeat("'rr-ch-x'::text") +
-        ") ORDER BY ordinal");
+        ", ARRAY[" + tokens + "]::uuid[], " + repeat("90::float8") + ", " + repeat("1::numeric") + ", " +
+        repeat("2::numeric") + ", " + repeat("3::numeric") + ", ARRAY[" + target_lons + "]::numeric[], " +
+        repeat("'rr-ch-x'::text") + ") ORDER BY ordinal");
     tx.commit();
     return rows;
   }

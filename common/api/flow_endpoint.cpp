@@ -179,17 +179,24 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
   for (int attempt = 0;; ++attempt) {
     idempotency::AcquireResult acquired;
     {
-      // One connection checkout for authentication and the key. A new key's transaction stays
-      // open (with the connection) for the first phase; otherwise the connection goes back here.
-      auto conn = deps_.pool.acquire();
-      if (!user) user = fiber::blocking([&] { return auth::authenticate_cached(deps_.tokens, conn, request.token); });
+      // One connection checkout for authentication and the key, when the token is not cached. A
+      // new key's transaction stays open (with the connection) for the first phase; a creating
+      // call that joins a batch of concurrent requests' gives it back while it waits
+      // (KeyConnections); otherwise the connection goes back here.
+      idempotency::KeyConnections connections{std::nullopt, [this] { return deps_.pool.acquire(); },
+                                              &deps_.runner.coalesced_calls()};
+      if (!user) {
+        auto& conn = connections.held.emplace(deps_.pool.acquire());
+        user = fiber::blocking([&] { return auth::authenticate_cached(deps_.tokens, conn, request.token); });
+      }
       if (!user) {
         if (deps_.failed_auth) deps_.failed_auth->record_failure(request.remote_address);
         throw ApiError(401, "authentication_error", "The bearer token is not valid.");
       }
       key_request.user_id = user->id;
       if (!flow) flow = request.flow->make_flow({deps_.stripe, user->stripe_customer_id, deps_.enqueuer_wakeup});
-      acquired = idempotency::begin_key(std::move(conn), key_request, deps_.lock_timeout, creating_call_of(*flow));
+      acquired =
+          idempotency::begin_key(std::move(connections), key_request, deps_.lock_timeout, creating_call_of(*flow));
     }
 
     if (auto* replay = std::get_if<idempotency::Replay>(&acquired)) {

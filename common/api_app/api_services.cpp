@@ -11,6 +11,12 @@ namespace {
 constexpr std::chrono::milliseconds kReadinessPingInterval{1000};
 constexpr std::chrono::milliseconds kReadinessStaleAfter{3000};
 
+// The runner's options with the process's DATABASE_MAX_BATCH.
+idempotency::RunnerOptions with_max_batch(idempotency::RunnerOptions options, std::size_t max_batch) {
+  options.max_coalesced_calls = max_batch;
+  return options;
+}
+
 }  // namespace
 
 ApiServices::ApiServices(const ApiSettings& settings, idempotency::RunnerOptions runner_options)
@@ -19,7 +25,7 @@ ApiServices::ApiServices(const ApiSettings& settings, idempotency::RunnerOptions
       stripe_(settings.payment),
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
-      runner_(pool_, std::move(runner_options)),
+      runner_(pool_, with_max_batch(std::move(runner_options), settings.database_max_batch)),
       enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
       failed_auth_({.failures_per_minute = settings.auth_failures_per_minute}),
       authenticator_(pool_, tokens_, failed_auth_),

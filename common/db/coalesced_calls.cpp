@@ -19,6 +19,8 @@ struct CoalescedCalls::Waiting {
   std::shared_ptr<fiber::Waker> waker;
   bool lead = false;
   bool done = false;
+  bool run_alone = false;  // the batch left this request to its single call
+  Answer answer;
   std::exception_ptr error;
 };
 
@@ -39,9 +41,15 @@ void append_array_element(std::string& literal, const std::optional<std::string>
   literal += '"';
 }
 
-void run_alone(const Call& call, const std::function<ConnectionPool::Lease()>& acquire) {
+// The first column of a batch row that is the single function's: after the ordinal and the SQLSTATE.
+constexpr Row::size_type kBatchFirstColumn = 2;
+
+CoalescedCalls::Answer run_alone(const Call& call, const std::function<ConnectionPool::Lease()>& acquire) {
   auto lease = acquire();
-  run_one_trip(lease, call);
+  auto rows = run_one_trip(lease, call);
+  CoalescedCalls::Answer answer;
+  answer.rows.assign(rows.begin(), rows.end());
+  return answer;
 }
 
 }  // namespace
@@ -63,11 +71,8 @@ Call batch_call(const std::string& batch_function, const std::vector<const Call*
   return batch;
 }
 
-void CoalescedCalls::run(const Call& call, const std::function<ConnectionPool::Lease()>& acquire) {
-  if (max_batch_ == 1 || call.batch_function.empty() || !fiber::active()) {
-    run_alone(call, acquire);
-    return;
-  }
+CoalescedCalls::Answer CoalescedCalls::run(const Call& call, const std::function<ConnectionPool::Lease()>& acquire) {
+  if (max_batch_ == 1 || call.batch_function.empty() || !fiber::active()) return run_alone(call, acquire);
   Waiting me;
   me.call = &call;
   me.waker = fiber::Waker::for_this_fiber();
@@ -90,6 +95,16 @@ void CoalescedCalls::run(const Call& call, const std::function<ConnectionPool::L
   }
   if (leading) lead(*kind, me, acquire);
   if (me.error) std::rethrow_exception(me.error);
+  // On this request's own fiber, so that the requests a batch left run side by side.
+  if (me.run_alone) return run_alone(call, acquire);
+  return std::move(me.answer);
+}
+
+std::map<std::string, CoalescedCalls::Totals> CoalescedCalls::totals() const {
+  std::map<std::string, Totals> totals;
+  std::lock_guard lock(mutex_);
+  for (const auto& [function, kind] : kinds_) totals[function] = {kind.queue.size(), kind.batches, kind.batched_calls};
+  return totals;
 }
 
 void CoalescedCalls::lead(Kind& kind, Waiting& me, const std::function<ConnectionPool::Lease()>& acquire) {
@@ -99,6 +114,10 @@ void CoalescedCalls::lead(Kind& kind, Waiting& me, const std::function<Connectio
     while (batch.size() < max_batch_ && !kind.queue.empty()) {
       batch.push_back(kind.queue.front());
       kind.queue.pop_front();
+    }
+    if (batch.size() > 1) {
+      ++kind.batches;
+      kind.batched_calls += batch.size();
     }
   }
   run_batch(batch, acquire);
@@ -125,8 +144,9 @@ void CoalescedCalls::lead(Kind& kind, Waiting& me, const std::function<Connectio
 
 void CoalescedCalls::run_batch(std::deque<Waiting*>& batch, const std::function<ConnectionPool::Lease()>& acquire) {
   if (batch.size() == 1) {
+    // Alone but while in flight, so that the calls arriving meanwhile queue behind it.
     try {
-      run_alone(*batch.front()->call, acquire);
+      batch.front()->answer = run_alone(*batch.front()->call, acquire);
     } catch (...) {
       batch.front()->error = std::current_exception();
     }
@@ -137,8 +157,6 @@ void CoalescedCalls::run_batch(std::deque<Waiting*>& batch, const std::function<
   for (auto* waiting : batch) calls.push_back(waiting->call);
   const std::string& batch_function = batch.front()->call->batch_function;
 
-  std::exception_ptr failure;
-  bool connection_lost = false;
   try {
     auto lease = acquire();
     auto rows = run_one_trip(lease, batch_call(batch_function, calls));
@@ -152,33 +170,22 @@ void CoalescedCalls::run_batch(std::deque<Waiting*>& batch, const std::function<
         const std::string sqlstate = row[1].as<std::string>();
         waiting.error = std::make_exception_ptr(pqxx::sql_error(
             batch_function + ": this request's part failed with SQLSTATE " + sqlstate, "", sqlstate.c_str()));
+        continue;
       }
+      waiting.answer.first_column = kBatchFirstColumn;
+      waiting.answer.rows.push_back(row);
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (!answered[i]) {
-        batch[i]->error = std::make_exception_ptr(std::runtime_error(batch_function + " gave no answer for a request"));
-      }
+      if (!answered[i]) batch[i]->run_alone = true;
     }
-    return;
   } catch (const pqxx::broken_connection&) {
     // Whether the batch committed is unknown: every request learns it as its own call would have.
-    failure = std::current_exception();
-    connection_lost = true;
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  // Outside the handler: running a call suspends the fiber (fiber.hpp's rule).
-  if (connection_lost) {
+    auto failure = std::current_exception();
     for (auto* waiting : batch) waiting->error = failure;
-    return;
-  }
-  // The database refused the batch: each request alone, so only the one at fault fails.
-  for (auto* waiting : batch) {
-    try {
-      run_alone(*waiting->call, acquire);
-    } catch (...) {
-      waiting->error = std::current_exception();
-    }
+  } catch (...) {
+    // The database refused the batch, and nothing of it committed: each request alone, so only the
+    // one at fault fails.
+    for (auto* waiting : batch) waiting->run_alone = true;
   }
 }
 

@@ -15,13 +15,13 @@ struct Lookup {
   std::optional<std::int64_t> resume_id;  // an unfinished, unlocked key: lock it by id
 };
 
-// Reads a row of idem_find_or_create's shape (a creating call's starts with it).
-Lookup settle(const db::Row& row) {
-  bool inserted = row[0].as<bool>();
-  KeyRow key = key_row_from(row, 1);
+// Reads a row of idem_find_or_create's shape from column `first` (a creating call's starts with it).
+Lookup settle(const db::Row& row, db::Row::size_type first = 0) {
+  bool inserted = row[first].as<bool>();
+  KeyRow key = key_row_from(row, first + 1);
   if (inserted) return {Acquired{std::move(key), true, nullptr, {}}, std::nullopt};
-  bool same_request = row[10].as<bool>();
-  bool locked = row[11].as<bool>();
+  bool same_request = row[first + 10].as<bool>();
+  bool locked = row[first + 11].as<bool>();
   if (!same_request) return {Mismatch{}, std::nullopt};
   if (key.recovery_point == kFinished && key.response_code && key.response_body) {
     return {Replay{*key.response_code, *key.response_body}, std::nullopt};
@@ -43,15 +43,34 @@ Lookup find_or_create(pqxx::transaction_base& tx, db::ConnectionPool::Lease& con
   return {InFlight{}, std::nullopt};
 }
 
-// The same with a creating call: each attempt is its own committed round trip.
-Lookup create_with_call(db::ConnectionPool::Lease& conn, const KeyRequest& request,
-                        std::chrono::milliseconds lock_timeout, const CreatingCall& creating) {
+// The connection to run a round trip on: the one held, or a new one.
+db::ConnectionPool::Lease& connection(KeyConnections& connections) {
+  if (!connections.held) {
+    if (!connections.acquire) throw std::logic_error("begin_key has no connection to use");
+    connections.held.emplace(connections.acquire());
+  }
+  return *connections.held;
+}
+
+// The same with a creating call: each attempt is its own committed round trip, alone or in a
+// batch of concurrent requests' (db::CoalescedCalls).
+Lookup create_with_call(KeyConnections& connections, const KeyRequest& request, std::chrono::milliseconds lock_timeout,
+                        const CreatingCall& creating) {
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto rows = db::run_one_trip(conn, creating(request, random_uuid(), db::seconds_of(lock_timeout)));
-    if (rows.empty()) continue;
-    Lookup lookup = settle(rows[0]);
+    auto call = creating(request, random_uuid(), db::seconds_of(lock_timeout));
+    db::CoalescedCalls::Answer answer;
+    if (connections.coalesced && !call.batch_function.empty() && connections.acquire) {
+      connections.held.reset();  // back to the pool while the call waits for its batch
+      answer = connections.coalesced->run(call, connections.acquire);
+    } else {
+      auto rows = db::run_one_trip(connection(connections), call);
+      answer.rows.assign(rows.begin(), rows.end());
+    }
+    if (answer.rows.empty()) continue;
+    const db::Row& row = answer.rows.front();
+    Lookup lookup = settle(row, answer.first_column);
     if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
-      acquired->carried = Carried{rows[0], kCreatingCallKeyColumns};
+      acquired->carried = Carried{row, answer.first_column + kCreatingCallKeyColumns};
     }
     return lookup;
   }
@@ -70,12 +89,18 @@ std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::in
 
 AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
                         std::chrono::milliseconds lock_timeout, const CreatingCall* creating) {
+  return begin_key(KeyConnections{std::move(conn), nullptr, nullptr}, request, lock_timeout, creating);
+}
+
+AcquireResult begin_key(KeyConnections connections, const KeyRequest& request, std::chrono::milliseconds lock_timeout,
+                        const CreatingCall* creating) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     Lookup lookup;
     if (creating) {
-      lookup = create_with_call(conn, request, lock_timeout, *creating);
+      lookup = create_with_call(connections, request, lock_timeout, *creating);
       if (std::holds_alternative<Acquired>(lookup.answer)) return std::move(lookup.answer);
     } else {
+      auto& conn = connection(connections);
       // A libpqxx transaction blocks: on a request fiber it runs on a worker while the fiber waits.
       bool created = fiber::blocking([&] {
         auto section = std::make_unique<OpenSection>(std::move(conn));
@@ -94,7 +119,7 @@ AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& reques
     if (!lookup.resume_id) return std::move(lookup.answer);
     // Resume the unfinished key. If someone else took or finished it meanwhile, that request is
     // in flight or done, and asking again settles which.
-    if (auto relocked = acquire_key_by_id(conn, *lookup.resume_id, lock_timeout)) {
+    if (auto relocked = acquire_key_by_id(connection(connections), *lookup.resume_id, lock_timeout)) {
       return Acquired{std::move(*relocked), false, nullptr, {}};
     }
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "common/db/coalesced_calls.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/db/one_trip_call.hpp"
 #include "common/db/transaction.hpp"
@@ -83,6 +84,19 @@ using AcquireResult = std::variant<Acquired, Replay, InFlight, Mismatch>;
 // unfinished key found free.
 AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
                         std::chrono::milliseconds lock_timeout, const CreatingCall* creating = nullptr);
+
+// Where begin_key gets its connections: `held`, a connection the caller checked out already (it
+// authenticated the request with it), or else one from `acquire` when a round trip needs it. With
+// `coalesced`, a creating call with a batch form goes through it (db::CoalescedCalls), so that
+// concurrent requests' first phases share a round trip and a commit; no connection is held while
+// the call waits for its batch.
+struct KeyConnections {
+  std::optional<db::ConnectionPool::Lease> held;
+  std::function<db::ConnectionPool::Lease()> acquire;
+  db::CoalescedCalls* coalesced = nullptr;
+};
+AcquireResult begin_key(KeyConnections connections, const KeyRequest& request, std::chrono::milliseconds lock_timeout,
+                        const CreatingCall* creating);
 
 // For the completer: locks an unfinished key by id when it is unlocked or its lock expired.
 std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::int64_t key_id,

@@ -31,7 +31,7 @@ class RunnerContext : public PhaseContext {
           throw;
         }
         apply(applied);
-        return db::Result{};  // a call with a batch form returns no rows
+        return db::Result{};  // the calls with a batch form a phase makes return no rows
       }
       auto lease = runner_.pool_.acquire();
       try {

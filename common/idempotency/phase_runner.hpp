@@ -65,6 +65,11 @@ class PhaseRunner {
   // With `carried` (from begin_key with a creating call): given to the phases (PhaseContext::carried).
   Outcome run(const Flow& flow, KeyRow key, std::unique_ptr<OpenSection> section = nullptr, Carried carried = {});
 
+  // The coalescing of calls with a batch form, shared with begin_key (KeyConnections::coalesced),
+  // whose creating call is the first phase's.
+  db::CoalescedCalls& coalesced_calls() { return coalesced_; }
+  const db::CoalescedCalls& coalesced_calls() const { return coalesced_; }
+
   // Counters since start, for metrics.
   std::uint64_t serialization_retries() const { return serialization_retries_.load(); }
 

@@ -1,5 +1,6 @@
 // Phase started -> ride_created: the ride and its audit record, in one statement; for a new key
-// the API sends it with the key's creation in one round trip (create_ride_call).
+// the API sends it with the key's creation in one round trip (create_ride_call), coalesced with
+// concurrent requests' under load.
 #include <stdexcept>
 
 #include "common/rides/ride_flow.hpp"
@@ -26,9 +27,12 @@ db::Call create_ride_call(const idempotency::KeyRequest& request, const std::str
   auto coordinates = canonical_coordinates(request.params_json);
   if (!coordinates) throw std::runtime_error("request parameters of a new ride are not canonical");
   const auto& [origin_lat, origin_lon, target_lat, target_lon] = *coordinates;
-  return db::call(statements::kCreateWithKey, request.user_id, request.idempotency_key, request.method, request.path,
-                  request.params_json, request.origin_ip, lock_token, lock_timeout_seconds, origin_lat, origin_lon,
-                  target_lat, target_lon, payment_idempotency_key);
+  auto call = db::call(statements::kCreateWithKey, request.user_id, request.idempotency_key, request.method,
+                       request.path, request.params_json, request.origin_ip, lock_token, lock_timeout_seconds,
+                       origin_lat, origin_lon, target_lat, target_lon, payment_idempotency_key);
+  // Concurrent requests' first phases share one round trip and one commit (issue 31, point 2).
+  call.batch_function = statements::kCreateWithKeys;
+  return call;
 }
 
 }  // namespace rr::rides

@@ -39,6 +39,10 @@ inline constexpr db::Statement kStageReceiptForKey{"rides_stage_receipt_for_key_
 // Returns: inserted, the key row (key_row_from), same_request, locked, then the ride as the
 // response shows it (its columns NULL when the key was found, not created).
 inline constexpr char kCreateWithKey[] = "rides_create_with_key";
+// Its batch form (sql/functions/rides_create_with_keys.sql): every argument an array, one element
+// per request; per request answered, its ordinal, a NULL SQLSTATE, then the columns above. No row
+// for a request it leaves to the single function (its key named twice, or committed meanwhile).
+inline constexpr char kCreateWithKeys[] = "rides_create_with_keys";
 
 // The charge phase's commit: records the charge on the ride, stages its receipt and finishes the
 // key with the response, fenced on our lock (raises RR001 when it was taken over, RR002 when the

@@ -1,23 +1,27 @@
 -- The first phases of many new-key requests in one statement and one commit (issue 31, point 2:
--- coalesced commits). For each request, what rides_create_with_key does for one: its key created at
--- ride_created, locked with its token, with its ride and the ride's audit record; or, when the key
--- exists, the key as it is. One row per answered request: its ordinal (1-based, the arrays' order)
--- and rides_create_with_key's columns.
+-- coalesced commits; the API's db::CoalescedCalls calls it with the arguments of concurrent
+-- rides_create_with_key calls as arrays, one element per request, in order). For each request, what
+-- rides_create_with_key does for one: its key created at ride_created, locked with its token, with
+-- its ride and the ride's audit record; or, when the key exists, the key as it is. One row per
+-- answered request: its ordinal (1-based, the arrays' order), failed_sqlstate (always NULL: nothing
+-- here fails for one request alone) and rides_create_with_key's columns.
 --
 -- One statement, so one snapshot: a key that existed before it is read here; a request gets no row
 -- when its key was committed by another transaction after the snapshot (the insert waited for it
 -- and did nothing) or was inserted by an earlier request of this same batch (a key named twice).
 -- The caller runs those requests again one by one through rides_create_with_key, whose second
 -- statement sees such a key; both cases need two requests for one key at the same moment.
+-- The keys are inserted in (user_id, idempotency_key) order, so that two batches naming the same
+-- keys (two API processes) wait for each other in one order and never deadlock.
 -- No subtransaction: a row a CHECK refuses fails the whole statement, and the caller then runs
 -- every request of the batch on its own, so that only that request gets the error.
 CREATE OR REPLACE FUNCTION rides_create_with_keys(p_user_ids bigint[], p_idempotency_keys text[], p_methods text[],
                                                   p_paths text[], p_params jsonb[], p_origin_ips text[],
-                                                  p_lock_tokens uuid[], p_lock_timeout float8,
+                                                  p_lock_tokens uuid[], p_lock_timeouts float8[],
                                                   p_origin_lats numeric[], p_origin_lons numeric[],
                                                   p_target_lats numeric[], p_target_lons numeric[],
                                                   p_payment_idempotency_keys text[])
-RETURNS TABLE (ordinal int, inserted boolean, id bigint, user_id bigint, recovery_point text, lock_token text,
+RETURNS TABLE (ordinal int, failed_sqlstate text, inserted boolean, id bigint, user_id bigint, recovery_point text, lock_token text,
                request_params text, origin_ip text, payment_idempotency_key text, response_code int,
                response_body text, same_request boolean, locked boolean,
                ride_id bigint, ride_origin_lat text, ride_origin_lon text, ride_target_lat text,
@@ -30,16 +34,17 @@ BEGIN
     WITH request AS (
         SELECT *
         FROM unnest(p_user_ids, p_idempotency_keys, p_methods, p_paths, p_params, p_origin_ips, p_lock_tokens,
-                    p_origin_lats, p_origin_lons, p_target_lats, p_target_lons, p_payment_idempotency_keys)
+                    p_lock_timeouts, p_origin_lats, p_origin_lons, p_target_lats, p_target_lons,
+                    p_payment_idempotency_keys)
              WITH ORDINALITY
-             AS q(user_id, idempotency_key, method, path, params, origin_ip, lock_token, origin_lat, origin_lon,
-                  target_lat, target_lon, payment_idempotency_key, ordinal)
+             AS q(user_id, idempotency_key, method, path, params, origin_ip, lock_token, lock_timeout, origin_lat,
+                  origin_lon, target_lat, target_lon, payment_idempotency_key, ordinal)
     ), created AS (
         INSERT INTO idempotency_keys AS k (user_id, idempotency_key, request_method, request_path, request_params,
                                            origin_ip, recovery_point, locked_at, lock_token, payment_idempotency_key)
         SELECT q.user_id, q.idempotency_key, q.method, q.path, q.params, NULLIF(q.origin_ip, '')::inet,
                'ride_created', now(), q.lock_token, q.payment_idempotency_key
-        FROM request q ORDER BY q.ordinal
+        FROM request q ORDER BY q.user_id, q.idempotency_key
         ON CONFLICT (user_id, idempotency_key) DO NOTHING
         RETURNING k.id, k.user_id, k.idempotency_key, k.recovery_point, k.lock_token, k.request_params,
                   k.origin_ip, k.payment_idempotency_key, k.response_code, k.response_body
@@ -60,7 +65,7 @@ BEGIN
                m.user_id
         FROM mine m JOIN ride r ON r.idempotency_key_id = m.id
     )
-    SELECT m.ordinal::int, true, m.id, m.user_id, m.recovery_point, m.lock_token::text, m.request_params::text,
+    SELECT m.ordinal::int, NULL::text, true, m.id, m.user_id, m.recovery_point, m.lock_token::text, m.request_params::text,
            COALESCE(host(m.origin_ip), ''), m.payment_idempotency_key, m.response_code, m.response_body, true, false,
            r.id, r.origin_lat::float8::text, r.origin_lon::float8::text, r.target_lat::float8::text,
            r.target_lon::float8::text, r.stripe_charge_id,
@@ -69,14 +74,14 @@ BEGIN
     FROM mine m JOIN ride r ON r.idempotency_key_id = m.id
     UNION ALL
     -- Keys that existed before this statement, as rides_create_with_key's second branch reads them.
-    SELECT q.ordinal::int, false, k.id, k.user_id, k.recovery_point, k.lock_token::text, k.request_params::text,
+    SELECT q.ordinal::int, NULL::text, false, k.id, k.user_id, k.recovery_point, k.lock_token::text, k.request_params::text,
            COALESCE(host(k.origin_ip), ''), k.payment_idempotency_key, k.response_code,
            COALESCE(k.response_body, CASE WHEN k.response_code = 201 THEN (
                SELECT rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon,
                                          r.stripe_charge_id, r.created_at)
                FROM rides r WHERE r.idempotency_key_id = k.id) END),
            k.request_method = q.method AND k.request_path = q.path AND k.request_params = q.params,
-           k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => p_lock_timeout),
+           k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => q.lock_timeout),
            NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
            NULL::text
     FROM request q JOIN idempotency_keys k ON k.user_id = q.user_id AND k.idempotency_key = q.idempotency_key;
