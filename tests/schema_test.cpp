@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(moving_and_finishing_a_key_touches_no_index) {
   // And the page keeps room for those versions.
   BOOST_TEST(
       db.scalar("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'idempotency_keys'::regclass") ==
-      "fillfactor=70");
+      "fillfactor=50");
   // A phase move and the finish in one transaction are heap-only, as counted by the transaction's
   // own statistics; so is the charge recorded on the ride.
   pqxx::work tx(db.conn());

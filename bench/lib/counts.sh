@@ -41,18 +41,22 @@ statements_read() {  # NAME (file name) DESCRIPTION [EXPECTED per key, default t
   statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
   statements=$((statements - wakeup_statements))
   created=$((created1 - created0))
-  # Coalesced finishes (issue 31, point 2): one call of the batch form finishes several keys. For
-  # the check, every key not finished by a call of the single form counts one statement, as if
-  # its finish had run alone: the SQL per request is the same, only shared.
-  batch_statements=$(awk -F '\t' '$2 ~ /rides_record_charges_and_finish/ { n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
-  single_finishes=$(awk -F '\t' '$2 ~ /rides_record_charge_and_finish\(/ { n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
-  if [ "$batch_statements" -gt 0 ]; then
-    echo "coalesced finishes, $what: $batch_statements batch calls for $((created - single_finishes)) keys" \
-      "($(awk -v b="$batch_statements" -v k="$((created - single_finishes))" 'BEGIN { printf "%.1f", k / b }') keys a batch)"
+  # Coalesced phases (issue 31, point 2): one call of a batch form runs the phase of several keys.
+  # For the check, every key whose phase did not run in a call of the single form counts one
+  # statement, as if it had run alone: the SQL per request is the same, only shared.
+  local batch single batch_calls single_calls batched
+  for batch in rides_create_with_keys:rides_create_with_key rides_record_charges_and_finish:rides_record_charge_and_finish; do
+    single=${batch#*:} batch=${batch%%:*}
+    batch_calls=$(awk -F '\t' -v f="$batch(" 'index($2, f) { n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
+    single_calls=$(awk -F '\t' -v f="$single(" 'index($2, f) { n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
+    [ "$batch_calls" -gt 0 ] || continue
+    batched=$((created - single_calls))
+    echo "coalesced $single, $what: $batch_calls batch calls for $batched keys" \
+      "($(awk -v b="$batch_calls" -v k="$batched" 'BEGIN { printf "%.1f", k / b }') keys a batch)"
     # A call is `expected / the script's` statements here (2 through PgBouncer: its SET LOCAL).
-    statements=$(awk -v s="$statements" -v b="$batch_statements" -v k="$((created - single_finishes))" \
+    statements=$(awk -v s="$statements" -v b="$batch_calls" -v k="$batched" \
       -v e="$expected" -v p="$sql_per_new_key" 'BEGIN { printf "%d", s + (k - b) * e / p }')
-  fi
+  done
   per_key=$(awk -v s="$statements" -v k="$created" 'BEGIN { if (k > 0) printf "%.3f", s / k; else print "nan" }')
   echo
   echo "statements per new key, $what: $per_key ($statements statements / $created keys answered 201, besides" \
