@@ -81,16 +81,8 @@ struct CoalescedCallsFixture {
   void holder_exec(const std::string& sql) {
     rr::fiber::blocking([&] { pqxx::nontransaction(holder).exec(sql); });
   }
-  std::string scalar_from_worker(const std::string& sql) {
-    return rr::fiber::blocking([&] { return db.scalar(sql); });
-  }
-  void wait_until_true(const std::string& sql) {
-    for (int round = 0; round < 3000; ++round) {
-      if (scalar_from_worker(sql) == "t") return;
-      rr::fiber::sleep_for(5ms);
-    }
-    BOOST_FAIL("never became true: " + sql);
-  }
+  std::string scalar_from_worker(const std::string& sql) { return rr::testing::scalar_from_worker(db, sql); }
+  void wait_until_true(const std::string& sql) { rr::testing::wait_until_true(db, sql); }
 
   // A fiber body running `n`'s call through `calls` into `got`.
   std::function<void()> request(rr::db::CoalescedCalls& calls, int n, Got& got) {
@@ -121,6 +113,14 @@ struct CoalescedCallsFixture {
     return bodies;
   }
 
+  // queued_behind_one for the batch form alone: lock 8 given up first, lock 7 (the first call's)
+  // released once the others queued.
+  void run_queued_behind_one(rr::db::CoalescedCalls& calls, Got& first, const std::vector<int>& ns,
+                             std::vector<Got>& got) {
+    holder_exec("SELECT pg_advisory_unlock(8)");
+    run_fibers(queued_behind_one(calls, 1, first, ns, got, [&] { holder_exec("SELECT pg_advisory_unlock(7)"); }));
+  }
+
   std::string done() { return db.scalar("SELECT string_agg(n::text, ',' ORDER BY n) FROM done"); }
 };
 
@@ -129,12 +129,10 @@ struct CoalescedCallsFixture {
 BOOST_FIXTURE_TEST_SUITE(coalesced_calls, CoalescedCallsFixture)
 
 BOOST_AUTO_TEST_CASE(calls_queued_behind_one_in_flight_run_as_one_batch_each_with_its_own_answer) {
-  holder_exec("SELECT pg_advisory_unlock(8)");  // only the single call waits
   rr::db::CoalescedCalls calls(64);
   Got first;
   std::vector<Got> got(5);
-  run_fibers(
-      queued_behind_one(calls, 1, first, {2, 3, -1, 0, 4}, got, [&] { holder_exec("SELECT pg_advisory_unlock(7)"); }));
+  run_queued_behind_one(calls, first, {2, 3, -1, 0, 4}, got);
 
   BOOST_REQUIRE(first.answer.has_value());
   BOOST_TEST(first.answer->first_column == 0);  // alone: the single function's rows
@@ -160,12 +158,10 @@ BOOST_AUTO_TEST_CASE(calls_queued_behind_one_in_flight_run_as_one_batch_each_wit
 }
 
 BOOST_AUTO_TEST_CASE(a_batch_the_database_refuses_runs_each_call_alone_and_only_the_one_at_fault_fails) {
-  holder_exec("SELECT pg_advisory_unlock(8)");
   rr::db::CoalescedCalls calls(64);
   Got first;
   std::vector<Got> got(3);
-  run_fibers(
-      queued_behind_one(calls, 1, first, {5, 999, 6}, got, [&] { holder_exec("SELECT pg_advisory_unlock(7)"); }));
+  run_queued_behind_one(calls, first, {5, 999, 6}, got);
 
   BOOST_REQUIRE(got[0].answer.has_value());
   BOOST_TEST(got[0].answer->first_column == 0);
@@ -201,12 +197,10 @@ BOOST_AUTO_TEST_CASE(a_lost_connection_reaches_every_request_of_its_batch_and_no
 }
 
 BOOST_AUTO_TEST_CASE(the_cap_splits_a_long_queue_into_batches_led_in_turn) {
-  holder_exec("SELECT pg_advisory_unlock(8)");
   rr::db::CoalescedCalls calls(3);
   Got first;
   std::vector<Got> got(5);
-  run_fibers(
-      queued_behind_one(calls, 1, first, {2, 3, 4, 5, 6}, got, [&] { holder_exec("SELECT pg_advisory_unlock(7)"); }));
+  run_queued_behind_one(calls, first, {2, 3, 4, 5, 6}, got);
 
   for (std::size_t i = 0; i < got.size(); ++i) {
     BOOST_REQUIRE(got[i].answer.has_value());

@@ -52,20 +52,8 @@ struct FiberDatabaseFixture {
     tx.commit();
   }
 
-  // Runs on a worker while the fiber waits: the test's own blocking queries keep off the I/O thread.
-  std::string scalar_from_worker(const std::string& sql) {
-    return rr::fiber::blocking([&] { return db.scalar(sql); });
-  }
-
-  // Suspends the fiber until `sql` (run on a worker) answers "t"; a bounded number of rounds so a
-  // broken implementation fails instead of hanging.
-  void wait_until_true(const std::string& sql) {
-    for (int round = 0; round < 3000; ++round) {
-      if (scalar_from_worker(sql) == "t") return;
-      rr::fiber::sleep_for(5ms);
-    }
-    BOOST_FAIL("never became true: " + sql);
-  }
+  std::string scalar_from_worker(const std::string& sql) { return rr::testing::scalar_from_worker(db, sql); }
+  void wait_until_true(const std::string& sql) { rr::testing::wait_until_true(db, sql); }
 };
 
 // Suspends the fiber until `count` checkouts wait on `pool`; bounded so that a checkout blocking

@@ -25,23 +25,19 @@ http::Response MetricsPage::render() const {
   // Coalesced commits: calls / batches is the mean batch; a queue that stays long says the
   // database's round trip, not the API, bounds the rate.
   auto coalesced = runner_.coalesced_calls().totals();
-  body += "# HELP rocket_rides_db_coalesced_batches_total Calls of a batch function carrying two requests or more.\n";
-  body += "# TYPE rocket_rides_db_coalesced_batches_total counter\n";
-  for (const auto& [function, totals] : coalesced) {
-    body += "rocket_rides_db_coalesced_batches_total{function=\"" + function + "\"} " + std::to_string(totals.batches) +
-            "\n";
-  }
-  body += "# HELP rocket_rides_db_coalesced_calls_total Requests' calls carried by those batches.\n";
-  body += "# TYPE rocket_rides_db_coalesced_calls_total counter\n";
-  for (const auto& [function, totals] : coalesced) {
-    body += "rocket_rides_db_coalesced_calls_total{function=\"" + function + "\"} " +
-            std::to_string(totals.batched_calls) + "\n";
-  }
-  body += "# HELP rocket_rides_db_coalesced_queued Requests' calls waiting for the batch in flight.\n";
-  body += "# TYPE rocket_rides_db_coalesced_queued gauge\n";
-  for (const auto& [function, totals] : coalesced) {
-    body += "rocket_rides_db_coalesced_queued{function=\"" + function + "\"} " + std::to_string(totals.queued) + "\n";
-  }
+  auto by_function = [&](const std::string& name, const char* type, const char* help, auto value_of) {
+    body += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    for (const auto& [function, totals] : coalesced) {
+      body += name + "{function=\"" + function + "\"} " + std::to_string(value_of(totals)) + "\n";
+    }
+  };
+  using Totals = db::CoalescedCalls::Totals;
+  by_function("rocket_rides_db_coalesced_batches_total", "counter",
+              "Calls of a batch function carrying two requests or more.", [](const Totals& t) { return t.batches; });
+  by_function("rocket_rides_db_coalesced_calls_total", "counter", "Requests' calls carried by those batches.",
+              [](const Totals& t) { return t.batched_calls; });
+  by_function("rocket_rides_db_coalesced_queued", "gauge", "Requests' calls waiting for the batch in flight.",
+              [](const Totals& t) { return t.queued; });
   return http::Response{200, "text/plain; version=0.0.4", {}, body};
 }
 

@@ -23,19 +23,14 @@ class RunnerContext : public PhaseContext {
   db::Result atomic_call(const db::Call& call, const PhaseResult& applied) override {
     if (section_) throw std::logic_error("a phase continuing the transaction that created its key runs in atomic()");
     return retrying_conflicts(/*retryable=*/true, [&] {
-      if (!call.batch_function.empty()) {
-        try {
-          runner_.coalesced_.run(call, [&] { return runner_.pool_.acquire(); });
-        } catch (const pqxx::sql_error& e) {
-          if (db::has_sqlstate(e, db::kLockTakenOver)) throw lock_lost();
-          throw;
-        }
-        apply(applied);
-        return db::Result{};  // the calls with a batch form a phase makes return no rows
-      }
-      auto lease = runner_.pool_.acquire();
       try {
-        auto rows = db::run_one_trip(lease, call);
+        db::Result rows;  // the calls with a batch form a phase makes return no rows
+        if (!call.batch_function.empty()) {
+          runner_.coalesced_.run(call, [&] { return runner_.pool_.acquire(); });
+        } else {
+          auto lease = runner_.pool_.acquire();
+          rows = db::run_one_trip(lease, call);
+        }
         apply(applied);
         return rows;
       } catch (const pqxx::sql_error& e) {

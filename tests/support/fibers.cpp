@@ -4,9 +4,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/context/fiber.hpp>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <exception>
 
+#include "common/fiber/fiber.hpp"
 #include "common/fiber/fiber_context.hpp"
+#include "support/test_database.hpp"
 
 namespace rr::testing {
 
@@ -28,6 +32,18 @@ void run_fibers(std::vector<std::function<void()>> bodies, std::size_t worker_th
   io.run();
   workers.join();
   if (first_failure) std::rethrow_exception(first_failure);
+}
+
+std::string scalar_from_worker(test::TestDatabase& db, const std::string& sql) {
+  return fiber::blocking([&] { return db.scalar(sql); });
+}
+
+void wait_until_true(test::TestDatabase& db, const std::string& sql) {
+  for (int round = 0; round < 3000; ++round) {
+    if (scalar_from_worker(db, sql) == "t") return;
+    fiber::sleep_for(std::chrono::milliseconds(5));
+  }
+  BOOST_FAIL("never became true: " + sql);
 }
 
 }  // namespace rr::testing
