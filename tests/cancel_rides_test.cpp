@@ -1,7 +1,8 @@
 // POST /rides/{id}/cancel: every row of the contract over real HTTP against the real API process,
 // PostgreSQL and the stand-in provider; then, in process, a crash after each recovery point, a
 // provider timeout, sixteen concurrent cancels and an abandoned cancel the completer finishes. The
-// invariant throughout: a ride is refunded at most once, and only its own charge.
+// invariant throughout: a ride is refunded at most once, and only its own charge. Last, the
+// parameters' reader alone (read_cancel_params), with the bytes hostile clients send.
 #include <rapidjson/document.h>
 
 #include <boost/test/unit_test.hpp>
@@ -9,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include "common/api_requests/api_error.hpp"
+#include "common/api_requests/request_parsing.hpp"
 #include "common/auth/users.hpp"
 #include "common/http/client.hpp"
 #include "common/maintenance/completer.hpp"
@@ -291,6 +294,36 @@ BOOST_AUTO_TEST_CASE(a_cancel_abandoned_after_the_refund_is_finished_by_the_comp
                          ride) == "true true");
   BOOST_TEST(f.stripe.refunds() == 1);
   BOOST_TEST(f.db.scalar("SELECT count(*) FROM staged_jobs WHERE job_name = 'send_cancellation_receipt'") == "1");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// read_cancel_params for ride 7 with this body: the canonical parameters, or "<status> <message>".
+std::string cancel_params_of(const std::string& body, const std::string& content_type = "application/json") {
+  http::Request request;
+  request.method = "POST";
+  request.target = request.path = "/rides/7/cancel";
+  request.headers = {{"Content-Type", content_type}};
+  request.body = body;
+  try {
+    return rr::api::read_cancel_params(request, {"7"});
+  } catch (const rr::api::ApiError& error) {
+    return std::to_string(error.status) + " " + error.what();
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cancel_params)
+
+BOOST_AUTO_TEST_CASE(a_nul_byte_anywhere_in_the_json_body_is_400) {
+  using namespace std::string_literals;
+  for (std::string body : {"{\"reason\":\"a\"}\0{{{not json"s, "{\"reason\":\"a\"}\0"s, "{\"reason\":5}\0"s,
+                           "{}\0{\"reason\":\"a\"}"s, "{\"reason\":\"a\0\"}"s, "\0{}"s}) {
+    BOOST_TEST(cancel_params_of(body).starts_with("400 "), cancel_params_of(body));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

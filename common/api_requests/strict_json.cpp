@@ -3,6 +3,7 @@
 #include "common/api_requests/strict_json.hpp"
 
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
 
 #include <algorithm>
 #include <string_view>
@@ -14,11 +15,16 @@
 namespace rr::api {
 namespace {
 
-// Iterative: a 64 KiB body of '[' must not become 64 Ki stack frames.
-constexpr unsigned kParseFlags =
-    rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+// Iterative: a 64 KiB body of '[' must not become 64 Ki stack frames. Stop when done: what follows
+// the value is checked here against the body's length, not by RapidJSON against a NUL.
+constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
+                                 rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag;
 
 ApiError not_utf8() { return ApiError(400, "invalid_request_error", "The JSON body is not valid UTF-8."); }
+
+ApiError malformed(std::string_view why) {
+  return ApiError(400, "invalid_request_error", "The JSON body is malformed: " + std::string(why));
+}
 
 std::string_view text_of(const rapidjson::Value& value) { return {value.GetString(), value.GetStringLength()}; }
 
@@ -32,6 +38,7 @@ void check_text(std::string_view text) {
 }
 
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+constexpr std::string_view kJsonWhitespace = " \t\n\r";
 
 // Iterative for the same reason as the parse.
 void check_strings_and_keys(const rapidjson::Value& root) {
@@ -75,14 +82,23 @@ rapidjson::Document parse_strict_json(const std::string& body) {
     throw ApiError(400, "invalid_request_error",
                    "The JSON body starts with a byte-order mark; send UTF-8 without one.");
   }
+  // RapidJSON's streams answer NUL at their end, so it takes a NUL for the end of the body: a valid
+  // object, a NUL and anything at all would read as the object alone, where a proxy, a log or
+  // another parser reads on. JSON allows a raw NUL nowhere (in a string it must be escaped).
+  if (body.find('\0') != std::string::npos) throw malformed("it holds a NUL byte, which JSON allows nowhere.");
   rapidjson::Document doc;
-  doc.Parse<kParseFlags>(body.c_str(), body.size());
+  rapidjson::MemoryStream stream(body.data(), body.size());
+  doc.ParseStream<kParseFlags>(stream);
   if (doc.HasParseError()) {
     if (doc.GetParseError() == rapidjson::kParseErrorNumberTooBig) {
       throw ApiError(422, "invalid_request_error", "A number in the JSON body is not a finite decimal number.");
     }
-    throw ApiError(400, "invalid_request_error",
-                   std::string("The JSON body is malformed: ") + rapidjson::GetParseError_En(doc.GetParseError()));
+    throw malformed(rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  // The body is read to its end, by its length: after the value only whitespace, whatever the
+  // parser would have taken for the end of its input.
+  if (body.find_first_not_of(kJsonWhitespace, stream.Tell()) != std::string::npos) {
+    throw malformed(rapidjson::GetParseError_En(rapidjson::kParseErrorDocumentRootNotSingular));
   }
   check_strings_and_keys(doc);
   return doc;
