@@ -20,6 +20,7 @@
 #include "common/db/connection_pool.hpp"
 #include "common/flows/flow_registry.hpp"
 #include "common/http/dispatch.hpp"
+#include "common/web/session_lookup.hpp"
 #include "common/web/session_store.hpp"
 #include "common/web/signed_in_riders.hpp"
 
@@ -32,8 +33,9 @@ struct Collaborators {
   FlowEndpoint& flows;
   const DatabaseReadiness& readiness;
   const std::atomic<bool>& draining;
-  web::SessionStore& sessions;  // the rider pages'
-  web::SignedInRiders& riders;  // the pages' signed-in riders, counted per user as the API's callers
+  web::SessionStore& sessions;         // the rider pages'
+  web::SessionLookup& session_lookup;  // their cookies' sessions, throttled per address as failed_auth
+  web::SignedInRiders& riders;         // the pages' signed-in riders, counted per user as the API's callers
   auth::AuthFailureThrottle& failed_auth;
 };
 

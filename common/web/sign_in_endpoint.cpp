@@ -32,6 +32,7 @@ http::Response SignInEndpoint::handle(const http::Request& request, const flows:
       failures_.record_failure(request.remote_address);
       return sign_in_answer(request, settings, 401, "That API token is not valid.");
     }
+    lookup_.signed_in(created->token);
     log::info("rider signed in", {{"user_id", created->session.user.id}});
     auto response = see_other("/");
     response.with_header("Set-Cookie", session_cookie(created->token, settings));
