@@ -2,7 +2,7 @@
 // over real HTTP a flood of unknown tokens, of failed sign-ins and of unknown rider session cookies
 // from 127.0.0.1 answered at most AUTH_FAILURES_PER_MINUTE times and 429 with Retry-After after
 // that, while a valid token from 127.0.0.2, and a valid token the cache knows (or a session this
-// API found) from 127.0.0.1, are served. The database's own count
+// API found) from 127.0.0.1, are served, at sign-in too. The database's own count
 // (pg_stat_statements, which scripts/test.sh loads) shows that no more lookups than
 // AUTH_FAILURES_PER_MINUTE reached it during a flood.
 #include "common/auth/auth_failure_throttle.hpp"
@@ -215,6 +215,19 @@ BOOST_FIXTURE_TEST_CASE(unknown_tokens_from_one_address_meet_429_while_others_ar
 BOOST_FIXTURE_TEST_CASE(failed_sign_ins_from_one_address_meet_429, ThrottlingApi) {
   expect_flood_bounded([&] { return sign_in(port, rr::auth::generate_token()); });
   BOOST_TEST(status_of(get_rides(port, other_token, "127.0.0.2")) == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_token_the_cache_knows_signs_in_from_a_throttled_address, ThrottlingApi) {
+  BOOST_TEST(status_of(get_rides(port, token)) == 200);  // the cache knows it now
+  expect_flood_bounded([&] { return sign_in(port, rr::auth::generate_token()); });
+  BOOST_TEST(status_of(get_rides(port, token)) == 200);  // as a bearer token, served
+  auto signed_in = sign_in(port, token);                 // and at sign-in too
+  BOOST_TEST(status_of(signed_in) == 303, signed_in);
+  // The session it made is proven as its token was: its pages are served from here.
+  auto session = session_cookie_of(signed_in);
+  BOOST_TEST(status_of(rider_page(port, session, 0)) == 200);
+  // A valid token the cache does not know is unproven here, as it would be as a bearer token.
+  BOOST_TEST(status_of(sign_in(port, other_token)) == 429);
 }
 
 BOOST_FIXTURE_TEST_CASE(unknown_session_cookies_from_one_address_meet_429_while_riders_are_served, ThrottlingApi) {

@@ -42,7 +42,8 @@ ApiServices::ApiServices(const ApiSettings& settings, idempotency::RunnerOptions
       metrics_page_(pool_, runner_) {}
 
 Collaborators ApiServices::collaborators() {
-  return {pool_, authenticator_, flows_, readiness_, draining_, sessions_, session_lookup_, riders_, failed_auth_};
+  return {pool_,     authenticator_,  flows_,  readiness_,   draining_,
+          sessions_, session_lookup_, riders_, failed_auth_, tokens_};
 }
 
 }  // namespace rr::api

@@ -67,7 +67,7 @@ const Route kEndpoints[] = {
     {.method = "POST",
      .path_template = "/session",
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<web::SignInEndpoint>(with.sessions, with.session_lookup, with.failed_auth);
+       return std::make_unique<web::SignInEndpoint>(with.sessions, with.session_lookup, with.failed_auth, with.tokens);
      }},
     {.method = "POST",
      .path_template = "/session/end",

@@ -17,6 +17,7 @@
 #include "common/api/endpoint.hpp"
 #include "common/api/flow_endpoint.hpp"
 #include "common/auth/auth_failure_throttle.hpp"
+#include "common/auth/token_cache.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/flows/flow_registry.hpp"
 #include "common/http/dispatch.hpp"
@@ -37,6 +38,7 @@ struct Collaborators {
   web::SessionLookup& session_lookup;  // their cookies' sessions, throttled per address as failed_auth
   web::SignedInRiders& riders;         // the pages' signed-in riders, counted per user as the API's callers
   auth::AuthFailureThrottle& failed_auth;
+  auth::TokenCache& tokens;  // proven tokens, which failed_auth never holds back
 };
 
 struct Route {
