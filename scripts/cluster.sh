@@ -61,6 +61,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 local_servers=$repo/scripts/local-servers.sh
 members=(pgbouncer haproxy stripe-mock api1 api2 enqueuer1 enqueuer2 completer1 completer2 reaper)
 app_members=(api1 api2 enqueuer1 enqueuer2 completer1 completer2 reaper)
+# HAProxy's own address toward the APIs (deploy/haproxy.cfg's BACKEND_SOURCE_ADDRESS; Linux routes
+# all of 127.0.0.0/8 to lo), and the only one the APIs trust with X-Forwarded-For: every other
+# local client connects from 127.0.0.1 and must not pick its address with a header.
+haproxy_source=127.0.0.80
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -136,6 +140,7 @@ print_env() {
     API2_ADDRESS "127.0.0.1:${API2_PORT}" \
     HAPROXY_PORT "$HAPROXY_PORT" \
     HAPROXY_STATS_URL "http://127.0.0.1:${HAPROXY_STATS_PORT}/stats" \
+    HAPROXY_SOURCE_ADDRESS "$haproxy_source" \
     PGBOUNCER_PORT "$PGBOUNCER_PORT" \
     PG_PORT "$PG_PORT" \
     REDIS_PORT "$REDIS_PORT" \
@@ -161,10 +166,11 @@ capture_settings() {
     # The provider keys' secret: the caller's, else 32 random bytes in hex, made once here so
     # that every member, and a member started again later, has the same one.
     echo "PROVIDER_KEY_SECRET=${PROVIDER_KEY_SECRET:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
-    # HAProxy reaches the APIs from loopback: trusting its X-Forwarded-For there makes origin_ip,
-    # the access log and the per-address bounds (AUTH_FAILURES_PER_MINUTE) see each client's own
-    # address instead of HAProxy's (a client's own X-Forwarded-For is never believed).
-    echo "API_TRUSTED_PROXIES=${API_TRUSTED_PROXIES:-127.0.0.1}"
+    # HAProxy reaches the APIs from an address of its own: trusting X-Forwarded-For from there
+    # alone makes origin_ip, the access log and the per-address bounds (AUTH_FAILURES_PER_MINUTE)
+    # see each client's own address instead of HAProxy's, while a client that connects to an API
+    # directly, from 127.0.0.1 like every local client, is that address whatever header it sends.
+    echo "API_TRUSTED_PROXIES=${API_TRUSTED_PROXIES:-$haproxy_source}"
     while IFS= read -r name; do
       case "$name" in
         DATABASE_URL | DATABASE_PREPARED_STATEMENTS | REDIS_URL | STRIPE_API_BASE | STRIPE_API_KEY | \
@@ -393,7 +399,8 @@ start_member() {
     haproxy)
       base_env /
       member_env+=("FRONTEND_ADDRESS=127.0.0.1:${HAPROXY_PORT}" "STATS_ADDRESS=127.0.0.1:${HAPROXY_STATS_PORT}"
-        "API1_ADDRESS=127.0.0.1:${API1_PORT}" "API2_ADDRESS=127.0.0.1:${API2_PORT}")
+        "API1_ADDRESS=127.0.0.1:${API1_PORT}" "API2_ADDRESS=127.0.0.1:${API2_PORT}"
+        "BACKEND_SOURCE_ADDRESS=$haproxy_source")
       if [ "${HA:-}" = 1 ]; then
         # And the PostgreSQL leader's port (deploy/haproxy-postgres.cfg), in the same process.
         local n

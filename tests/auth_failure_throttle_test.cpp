@@ -1,9 +1,10 @@
-// Failed authentication bounded per client address (issue 34, point 2): the throttle's windows and
-// table alone, then over real HTTP a flood of unknown tokens and of failed sign-ins from 127.0.0.1
-// answered 401 at most AUTH_FAILURES_PER_MINUTE times and 429 with Retry-After after that, while
-// a valid token from 127.0.0.2, and a valid token the cache knows from 127.0.0.1, answer 200. The
-// database's own count (pg_stat_statements, which scripts/test.sh loads) shows that no more token
-// lookups than AUTH_FAILURES_PER_MINUTE reached it during a flood.
+// Failed authentication bounded per client address: the throttle's windows and table alone, then
+// over real HTTP a flood of unknown tokens, of failed sign-ins and of unknown rider session cookies
+// from 127.0.0.1 answered at most AUTH_FAILURES_PER_MINUTE times and 429 with Retry-After after
+// that, while a valid token from 127.0.0.2, and a valid token the cache knows (or a session this
+// API found) from 127.0.0.1, are served, at sign-in too. The database's own count
+// (pg_stat_statements, which scripts/test.sh loads) shows that no more lookups than
+// AUTH_FAILURES_PER_MINUTE reached it during a flood.
 #include "common/auth/auth_failure_throttle.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -12,6 +13,7 @@
 
 #include "common/auth/tokens.hpp"
 #include "common/auth/users.hpp"
+#include "common/base/random.hpp"
 #include "support/api_process.hpp"
 #include "support/raw_connection.hpp"
 #include "support/ride_fixture.hpp"
@@ -44,13 +46,50 @@ std::string post_ride(std::uint16_t port, const std::string& token) {
 }
 
 // POST /session with this token and a matching double-submit CSRF pair.
-std::string sign_in(std::uint16_t port, const std::string& token) {
+std::string sign_in(std::uint16_t port, const std::string& token, const std::string& source = "") {
   const std::string csrf(64, 'a');
   std::string body = "token=" + token + "&csrf_token=" + csrf;
-  RawConnection connection(port);
+  RawConnection connection(port, source);
   connection.send("POST /session HTTP/1.1\r\nHost: x\r\nCookie: rr_csrf=" + csrf +
                   "\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
                   std::to_string(body.size()) + "\r\n\r\n" + body);
+  return connection.read_response();
+}
+
+// The rr_session cookie a sign-in's answer sets ("" when none).
+std::string session_cookie_of(const std::string& answer) {
+  const std::string set = "\r\nSet-Cookie: rr_session=";
+  auto at = answer.find(set);
+  if (at == std::string::npos) return "";
+  at += set.size();
+  return answer.substr(at, answer.find(';', at) - at);
+}
+
+// Every page that looks the rr_session cookie up, one after another as `turn` grows: the home page,
+// a ride page, a booking and signing out.
+std::string rider_page(std::uint16_t port, const std::string& session, int turn, const std::string& source = "") {
+  const std::string cookie = "Cookie: rr_session=" + session + "\r\n";
+  const std::string form = "csrf_token=" + std::string(64, 'a');
+  auto post = [&](const std::string& path) {
+    return "POST " + path + " HTTP/1.1\r\nHost: x\r\n" + cookie +
+           "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + std::to_string(form.size()) +
+           "\r\n\r\n" + form;
+  };
+  RawConnection connection(port, source);
+  switch (turn % 4) {
+    case 0:
+      connection.send("GET / HTTP/1.1\r\nHost: x\r\n" + cookie + "\r\n");
+      break;
+    case 1:
+      connection.send("GET /my/rides/1 HTTP/1.1\r\nHost: x\r\n" + cookie + "\r\n");
+      break;
+    case 2:
+      connection.send(post("/book"));
+      break;
+    default:
+      connection.send(post("/session/end"));
+      break;
+  }
   return connection.read_response();
 }
 
@@ -93,15 +132,23 @@ BOOST_AUTO_TEST_CASE(a_full_table_forgets_ended_windows_then_shares_one) {
   BOOST_TEST(!throttle.retry_after("192.0.2.7", start + 61s).has_value());
 }
 
-// The token lookups PostgreSQL ran in this test's database: the API's bearer-token query and the
-// sign-in function, as pg_stat_statements counts them (updated as each statement ends, unlike the
-// cumulative statistics views, which backends flush up to seconds later).
-std::int64_t token_lookups(TestDatabase& db) {
+// The statements matching `condition` that PostgreSQL ran in this test's database, as
+// pg_stat_statements counts them (updated as each statement ends, unlike the cumulative statistics
+// views, which backends flush up to seconds later).
+std::int64_t statements_run(TestDatabase& db, const std::string& condition) {
   return std::stoll(
       db.scalar("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
-                "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                "AND (query LIKE '%FROM api_tokens t JOIN users%' OR query LIKE '%rider_session_sign_in(%')"));
+                "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND (" +
+                condition + ")"));
 }
+
+// The token lookups: the API's bearer-token query and the sign-in function.
+std::int64_t token_lookups(TestDatabase& db) {
+  return statements_run(db, "query LIKE '%FROM api_tokens t JOIN users%' OR query LIKE '%rider_session_sign_in(%'");
+}
+
+// The session lookups and deletions of the rider pages (never the sign-in function's insert).
+std::int64_t session_lookups(TestDatabase& db) { return statements_run(db, "query LIKE '%FROM rider_sessions%'"); }
 
 bool statements_are_counted(TestDatabase& db) {
   try {
@@ -168,6 +215,63 @@ BOOST_FIXTURE_TEST_CASE(unknown_tokens_from_one_address_meet_429_while_others_ar
 BOOST_FIXTURE_TEST_CASE(failed_sign_ins_from_one_address_meet_429, ThrottlingApi) {
   expect_flood_bounded([&] { return sign_in(port, rr::auth::generate_token()); });
   BOOST_TEST(status_of(get_rides(port, other_token, "127.0.0.2")) == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_token_the_cache_knows_signs_in_from_a_throttled_address, ThrottlingApi) {
+  BOOST_TEST(status_of(get_rides(port, token)) == 200);  // the cache knows it now
+  expect_flood_bounded([&] { return sign_in(port, rr::auth::generate_token()); });
+  BOOST_TEST(status_of(get_rides(port, token)) == 200);  // as a bearer token, served
+  auto signed_in = sign_in(port, token);                 // and at sign-in too
+  BOOST_TEST(status_of(signed_in) == 303, signed_in);
+  // The session it made is proven as its token was: its pages are served from here.
+  auto session = session_cookie_of(signed_in);
+  BOOST_TEST(status_of(rider_page(port, session, 0)) == 200);
+  // A valid token the cache does not know is unproven here, as it would be as a bearer token.
+  BOOST_TEST(status_of(sign_in(port, other_token)) == 429);
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_session_cookies_from_one_address_meet_429_while_riders_are_served, ThrottlingApi) {
+  BOOST_REQUIRE_MESSAGE(counted, "start PostgreSQL with shared_preload_libraries=pg_stat_statements");
+  // Before the flood: a rider signed in from here, and one from elsewhere.
+  auto here = session_cookie_of(sign_in(port, token));
+  auto elsewhere = session_cookie_of(sign_in(port, other_token, "127.0.0.2"));
+  BOOST_REQUIRE(!here.empty());
+  BOOST_REQUIRE(!elsewhere.empty());
+  BOOST_TEST(status_of(rider_page(port, here, 0)) == 200);
+  // And a live session this API has never found (signed in through another API, say).
+  std::string unseen = rr::random_hex(32);
+  db.scalar("SELECT user_id FROM rider_session_sign_in(sha256('" + unseen + "'::bytea), sha256('" + token +
+            "'::bytea), repeat('c', 64), 3600, 10)");
+
+  // Cookies of the right shape that name no session, on every page that looks one up: each is
+  // looked up (sign-in page, 404, 403, 303) until the address has failed AUTH_FAILURES_PER_MINUTE
+  // times, then it gets the 429 page with Retry-After and the database hears nothing more.
+  auto lookups_before = session_lookups(db);
+  int answered = 0, throttled = 0;
+  for (int i = 0; i < kAttempts; ++i) {
+    auto answer = rider_page(port, rr::random_hex(32), i);
+    int status = status_of(answer);
+    if (status == 429) {
+      ++throttled;
+      BOOST_TEST(std::stoi(header_of(answer, "Retry-After")) >= 1, answer);
+      BOOST_TEST(header_of(answer, "Content-Type").starts_with("text/html"), answer);
+    } else {
+      ++answered;
+      BOOST_TEST((status == 200 || status == 303 || status == 403 || status == 404), answer);
+    }
+  }
+  BOOST_TEST(session_lookups(db) - lookups_before == kFailuresPerMinute);
+  BOOST_TEST(answered == kFailuresPerMinute);
+  BOOST_TEST(throttled == kAttempts - kFailuresPerMinute);
+
+  // Riders elsewhere are served, and so is a session this API has found from here already.
+  BOOST_TEST(status_of(rider_page(port, elsewhere, 0, "127.0.0.2")) == 200);
+  BOOST_TEST(status_of(rider_page(port, here, 0)) == 200);
+  BOOST_TEST(status_of(rider_page(port, here, 1)) == 404);  // no ride 1 of theirs: the page ran
+  // A session never found here is unproven from here until the minute ends, as a valid token the
+  // cache does not know is; from elsewhere it is served.
+  BOOST_TEST(status_of(rider_page(port, unseen, 0)) == 429);
+  BOOST_TEST(status_of(rider_page(port, unseen, 0, "127.0.0.2")) == 200);
 }
 
 BOOST_FIXTURE_TEST_CASE(unknown_tokens_on_post_rides_meet_429_and_write_nothing, ThrottlingApi) {

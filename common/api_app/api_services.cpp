@@ -35,13 +35,15 @@ ApiServices::ApiServices(const ApiSettings& settings, idempotency::RunnerOptions
       flows_({pool_, tokens_, finished_, runner_, stripe_, settings.workflow.lock_timeout, enqueuer_wakeup_.get(),
               &key_waiters_, settings.idempotency_max_wait, &failed_auth_}),
       sessions_(pool_, settings_.sessions),
+      session_lookup_(sessions_, failed_auth_),
       in_flight_(settings.max_in_flight_per_user),
-      riders_(sessions_, in_flight_),
+      riders_(session_lookup_, in_flight_),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
       metrics_page_(pool_, runner_) {}
 
 Collaborators ApiServices::collaborators() {
-  return {pool_, authenticator_, flows_, readiness_, draining_, sessions_, riders_, failed_auth_};
+  return {pool_,     authenticator_,  flows_,  readiness_,   draining_,
+          sessions_, session_lookup_, riders_, failed_auth_, tokens_};
 }
 
 }  // namespace rr::api

@@ -23,6 +23,7 @@
 #include "common/idempotency/phase_runner.hpp"
 #include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/payments/stripe_client.hpp"
+#include "common/web/session_lookup.hpp"
 #include "common/web/session_store.hpp"
 #include "common/web/signed_in_riders.hpp"
 
@@ -61,7 +62,8 @@ class ApiServices {
   FlowEndpoint flows_;  // every POST that runs as a registered flow
   // The rider pages' sign-ins.
   web::SessionStore sessions_;
-  InFlightPerUser in_flight_;  // the API's and the pages' callers alike
+  web::SessionLookup session_lookup_;  // throttled with failed_auth_
+  InFlightPerUser in_flight_;          // the API's and the pages' callers alike
   web::SignedInRiders riders_;
   DatabaseReadiness readiness_;
   std::atomic<bool> draining_{false};

@@ -67,12 +67,12 @@ const Route kEndpoints[] = {
     {.method = "POST",
      .path_template = "/session",
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<web::SignInEndpoint>(with.sessions, with.failed_auth);
+       return std::make_unique<web::SignInEndpoint>(with.sessions, with.session_lookup, with.failed_auth, with.tokens);
      }},
     {.method = "POST",
      .path_template = "/session/end",
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<web::SignOutEndpoint>(with.sessions);
+       return std::make_unique<web::SignOutEndpoint>(with.session_lookup, with.sessions);
      }},
     {.method = "POST",
      .path_template = "/book",

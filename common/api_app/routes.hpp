@@ -17,9 +17,11 @@
 #include "common/api/endpoint.hpp"
 #include "common/api/flow_endpoint.hpp"
 #include "common/auth/auth_failure_throttle.hpp"
+#include "common/auth/token_cache.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/flows/flow_registry.hpp"
 #include "common/http/dispatch.hpp"
+#include "common/web/session_lookup.hpp"
 #include "common/web/session_store.hpp"
 #include "common/web/signed_in_riders.hpp"
 
@@ -32,9 +34,11 @@ struct Collaborators {
   FlowEndpoint& flows;
   const DatabaseReadiness& readiness;
   const std::atomic<bool>& draining;
-  web::SessionStore& sessions;  // the rider pages'
-  web::SignedInRiders& riders;  // the pages' signed-in riders, counted per user as the API's callers
+  web::SessionStore& sessions;         // the rider pages'
+  web::SessionLookup& session_lookup;  // their cookies' sessions, throttled per address as failed_auth
+  web::SignedInRiders& riders;         // the pages' signed-in riders, counted per user as the API's callers
   auth::AuthFailureThrottle& failed_auth;
+  auth::TokenCache& tokens;  // proven tokens, which failed_auth never holds back
 };
 
 struct Route {

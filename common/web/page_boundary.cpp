@@ -19,7 +19,9 @@ http::Response failure_page(const std::exception& error) {
   } else {
     message = "Something went wrong on our side; try again.";
   }
-  auto response = page(answer.status, message_page(answer.status == 503 ? "Try again" : "Error", message));
+  // Busy, briefly down, or refused for a while (429): the same request later will do.
+  bool later = answer.status == 503 || answer.status == 429;
+  auto response = page(answer.status, message_page(later ? "Try again" : "Error", message));
   if (auto retry_after = answer.header("Retry-After")) response.with_header("Retry-After", std::string(*retry_after));
   return response;
 }

@@ -1,15 +1,9 @@
-// The session cookie's reading and writing.
+// The session cookie's Set-Cookie values.
 #include "common/web/session_cookie.hpp"
 
 #include "common/web/cookies.hpp"
 
 namespace rr::web {
-
-std::optional<RiderSession> session_of(const http::Request& request, SessionStore& sessions) {
-  auto token = cookie_value(request, kSessionCookie);
-  if (!token) return std::nullopt;
-  return sessions.find(*token);
-}
 
 std::string session_cookie(std::string_view token, const SessionSettings& settings) {
   return set_cookie(kSessionCookie, token, {settings.ttl, settings.cookie_secure});

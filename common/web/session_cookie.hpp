@@ -1,20 +1,16 @@
-// The rr_session cookie: which session a request belongs to, and the Set-Cookie values that start
-// and end one.
+// The rr_session cookie's name and the Set-Cookie values that start and end a session (which
+// session a request's cookie names is session_lookup.hpp's).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
-#include "common/http/message.hpp"
-#include "common/web/session_store.hpp"
+#include "common/web/session_settings.hpp"
 
 namespace rr::web {
 
 inline constexpr std::string_view kSessionCookie = "rr_session";
 
-// The unexpired session the request's rr_session cookie names; nothing without a valid one.
-std::optional<RiderSession> session_of(const http::Request& request, SessionStore& sessions);
 // Set-Cookie for a new session: lives SESSION_TTL, Secure with SESSION_COOKIE_SECURE.
 std::string session_cookie(std::string_view token, const SessionSettings& settings);
 // Set-Cookie that makes the browser drop the cookie `name` now.

@@ -6,6 +6,7 @@
 #include "common/web/page_response.hpp"
 #include "common/web/pages.hpp"
 #include "common/web/session_cookie.hpp"
+#include "common/web/session_store.hpp"
 
 namespace rr::web {
 

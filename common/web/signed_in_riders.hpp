@@ -8,13 +8,13 @@
 
 #include "common/api/in_flight_per_user.hpp"
 #include "common/http/message.hpp"
-#include "common/web/session_store.hpp"
+#include "common/web/session_lookup.hpp"
 
 namespace rr::web {
 
 class SignedInRiders {
  public:
-  SignedInRiders(SessionStore& sessions, api::InFlightPerUser& in_flight)
+  SignedInRiders(SessionLookup& sessions, api::InFlightPerUser& in_flight)
       : sessions_(sessions), in_flight_(in_flight) {}
 
   struct Admitted {
@@ -26,12 +26,13 @@ class SignedInRiders {
 
   // The unexpired session of the request's cookie, with one of its rider's in-flight places;
   // nothing without a session. Throws api::ApiError 429 (Retry-After) when the rider is at the
-  // limit, which the page boundary answers as a page. A parked request run again keeps the place
+  // limit, or before any lookup when the address is throttled (SessionLookup::of), which the page
+  // boundary answers as a page. A parked request run again keeps the place
   // its first run took (Request::admission) and takes no second one.
   std::optional<Admitted> admit(const http::Request& request);
 
  private:
-  SessionStore& sessions_;
+  SessionLookup& sessions_;
   api::InFlightPerUser& in_flight_;
 };
 
