@@ -57,6 +57,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# TARGET may be left out: `scripts/fuzz.sh 20` fuzzes every target for 20 s.
+if [[ ${1:-} =~ ^[0-9]+$ ]]; then set -- "" "$1"; fi
 only_target=${1:-}
 seconds=${2:-60}
 
@@ -110,6 +112,11 @@ target_flags() {
            gsub(/^[ \t]+|[ \t]+$/, "", value); print "-" kv[1] "=" value }' "$options"
   fi
 }
+
+# Whatever the caller set (scripts/test.sh sets both), every finding ends the run, and the only
+# findings left alone are those in fuzz/support/ubsan.supp (code that is not ours).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1:suppressions=$root/fuzz/support/ubsan.supp"
 
 # fuzz_one TARGET SECONDS: 0 when the run ended without a finding.
 fuzz_one() {
