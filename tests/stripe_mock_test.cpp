@@ -1113,6 +1113,7 @@ BOOST_AUTO_TEST_CASE(the_customer_and_charge_filters_list_only_their_own) {
   BOOST_TEST(error_of(no_charge, "message") == "No such charge: 'ch_nothere'");
   // The listed charge is as it is now: refunded in part, its refunds newest first.
   auto listed = parse(mock.get("/v1/charges?customer=cus_ada&created%5Bgte%5D=0&limit=100").body);
+  BOOST_REQUIRE(listed.HasMember("data") && listed["data"].Size() == 5u);
   const auto& first_charge = listed["data"][4];
   BOOST_TEST(std::string(first_charge["id"].GetString()) == ada[0]);
   BOOST_TEST(first_charge["amount_refunded"].GetInt64() == 300);
@@ -1128,6 +1129,7 @@ BOOST_AUTO_TEST_CASE(metadata_comes_back_exactly_on_create_retrieve_and_in_the_l
   for (const auto& [key, value] : sent) fields += "&" + rr::http::form_encode({{"metadata[" + key + "]", value}});
   auto check = [&](const rapidjson::Value& object, const char* where) {
     BOOST_TEST_CONTEXT(where) {
+      BOOST_REQUIRE(object.IsObject() && object.HasMember("metadata"));
       const auto& metadata = object["metadata"];
       BOOST_TEST(metadata.MemberCount() == sent.size());
       for (const auto& [key, value] : sent) {
@@ -1136,11 +1138,21 @@ BOOST_AUTO_TEST_CASE(metadata_comes_back_exactly_on_create_retrieve_and_in_the_l
       }
     }
   };
+  // The first object a list gives, required to be there (a missing member would abort, not fail).
+  auto first_of = [&](const std::string& target) {
+    auto response = mock.get(target);
+    BOOST_REQUIRE_MESSAGE(response.status == 200, target + ": " + std::to_string(response.status));
+    auto list = parse(response.body);
+    BOOST_REQUIRE(list.HasMember("data") && list["data"].IsArray() && !list["data"].Empty());
+    rapidjson::Document first;
+    first.CopyFrom(list["data"][0], first.GetAllocator());
+    return first;
+  };
   auto charge = mock.charge(kCharge + fields);
   check(charge, "charge create");
   std::string id = charge["id"].GetString();
   check(parse(mock.get("/v1/charges/" + id).body), "charge retrieve");
-  check(parse(mock.get("/v1/charges?limit=1").body)["data"][0], "charge list");
+  check(first_of("/v1/charges?limit=1"), "charge list");
 
   auto refund_response = mock.call("POST", "/v1/refunds", "charge=" + id + fields);
   BOOST_REQUIRE_EQUAL(refund_response.status, 200);
@@ -1148,8 +1160,10 @@ BOOST_AUTO_TEST_CASE(metadata_comes_back_exactly_on_create_retrieve_and_in_the_l
   check(refund, "refund create");
   std::string refund_id = refund["id"].GetString();
   check(parse(mock.get("/v1/refunds/" + refund_id).body), "refund retrieve");
-  check(parse(mock.get("/v1/refunds?charge=" + id).body)["data"][0], "refund list");
-  check(parse(mock.get("/v1/charges?limit=1").body)["data"][0]["refunds"]["data"][0], "refund on its charge");
+  check(first_of("/v1/refunds?charge=" + id), "refund list");
+  auto refunded = first_of("/v1/charges?limit=1");
+  BOOST_REQUIRE(refunded["refunds"]["data"].Size() == 1u);
+  check(refunded["refunds"]["data"][0], "refund on its charge");
 
   // Beyond Stripe's limits: refused, on refunds as on charges.
   std::string many;
