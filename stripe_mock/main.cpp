@@ -21,7 +21,8 @@ int main() {
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-    rr::stripe_mock::Mock mock(config.api_key, config.faults, config.seed);
+    rr::stripe_mock::Mock mock(config.api_key, config.faults, config.seed,
+                               static_cast<std::size_t>(config.max_idempotency_keys));
     rr::http::ServerOptions options;
     options.address = config.bind_address;
     options.port = config.port;
@@ -44,6 +45,7 @@ int main() {
                                 {"failure_rate", config.faults.failure_rate},
                                 {"latency", config.faults.latency},
                                 {"drop_rate", config.faults.drop_rate},
+                                {"max_idempotency_keys", config.max_idempotency_keys},
                                 {"seed", config.seed}});
 
     int signal_number = 0;

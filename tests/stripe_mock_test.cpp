@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/http/client.hpp"
+#include "common/http/form.hpp"
 #include "common/http/server.hpp"
 #include "common/stripe_mock/mock.hpp"
 #include "support/process.hpp"
@@ -264,9 +265,9 @@ BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_ids) {
 
 BOOST_AUTO_TEST_CASE(unknown_urls_and_parameters_are_invalid_requests) {
   Mock mock("", {}, 1);
-  auto listing = post("/v1/charges", "");
-  listing.method = "GET";
-  BOOST_TEST(mock.handle(listing).status == 404);
+  auto payouts = post("/v1/payouts", "");
+  payouts.method = "GET";
+  BOOST_TEST(mock.handle(payouts).status == 404);
   BOOST_TEST(mock.handle(post("/v2/anything", "")).status == 404);
   auto unknown = mock.handle(post("/v1/charges", kCharge + "&capture=false"));
   BOOST_TEST(unknown.status == 400);
@@ -624,6 +625,54 @@ BOOST_AUTO_TEST_CASE(the_next_fault_counts_are_set_at_run_time_and_count_down) {
   BOOST_TEST(reset["fail_next"].GetInt64() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_replay_answers_the_charge_as_it_was_first_answered_even_after_a_refund) {
+  Mock mock("", {}, 1);
+  auto first = mock.handle(post("/v1/charges", kCharge + "&metadata%5Bride%5D=7", "key-then-refund"));
+  BOOST_REQUIRE(first.status == 200);
+  auto id = member(first.body, "id");
+  BOOST_REQUIRE(mock.handle(post("/v1/refunds", "charge=" + id + "&amount=500")).status == 200);
+  // Stripe replays the stored answer: the refund came later and is not part of it.
+  auto replay = mock.handle(post("/v1/charges", kCharge + "&metadata%5Bride%5D=7", "key-then-refund"));
+  BOOST_TEST(header(replay, "Idempotent-Replayed") == "true");
+  BOOST_TEST(replay.body == first.body);
+  auto now = parse(mock.handle(authorized_get("/v1/charges/" + id)).body);
+  BOOST_TEST(now["amount_refunded"].GetInt64() == 500);
+  BOOST_TEST(now["refunds"]["total_count"].GetInt64() == 1);
+  // A decline's replay is its first 402, naming the same failed charge.
+  auto declined = mock.handle(post("/v1/charges", "amount=1&currency=usd&customer=cus_declined", "key-decline"));
+  auto declined_again = mock.handle(post("/v1/charges", "amount=1&currency=usd&customer=cus_declined", "key-decline"));
+  BOOST_TEST(declined_again.status == 402);
+  BOOST_TEST(declined_again.body == declined.body);
+}
+
+BOOST_AUTO_TEST_CASE(a_list_query_that_is_no_form_encoding_is_a_400) {
+  Mock mock("", {}, 1);
+  auto listing = authorized_get("/v1/charges");
+  listing.target = "/v1/charges?limit=%zz";
+  listing.query = "limit=%zz";
+  auto refused = mock.handle(listing);
+  BOOST_TEST(refused.status == 400);
+  BOOST_TEST(error_field(refused.body, "type") == "invalid_request_error");
+}
+
+BOOST_AUTO_TEST_CASE(beyond_the_bound_the_oldest_keys_are_forgotten_and_every_charge_is_kept) {
+  Mock mock("", {}, 1, 3);
+  std::vector<std::string> ids;
+  for (int i = 1; i <= 4; ++i) ids.push_back(charge_id(mock, "key-" + std::to_string(i)));
+  BOOST_TEST(stat(mock, "idempotency_keys") == 3);
+  BOOST_TEST(stat(mock, "idempotency_keys_pruned") == 1);
+  auto kept = mock.handle(post("/v1/charges", kCharge, "key-4"));
+  BOOST_TEST(header(kept, "Idempotent-Replayed") == "true");
+  BOOST_TEST(member(kept.body, "id") == ids[3]);
+  // key-1 was the oldest: forgotten, as Stripe forgets a key after 24 hours, so it charges again.
+  auto forgotten = mock.handle(post("/v1/charges", kCharge, "key-1"));
+  BOOST_TEST(header(forgotten, "Idempotent-Replayed") == "");
+  BOOST_TEST(member(forgotten.body, "id") != ids[0]);
+  BOOST_TEST(stat(mock, "charges") == 5);
+  for (const auto& id : ids) BOOST_TEST(mock.handle(authorized_get("/v1/charges/" + id)).status == 200);
+  BOOST_TEST(parse(mock.handle(get("/_mock/charges")).body).Size() == 5u);
+}
+
 BOOST_AUTO_TEST_CASE(reset_forgets_refunds_and_every_object) {
   Mock mock("", {}, 1);
   auto charge = charge_id(mock);
@@ -648,6 +697,7 @@ BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_with_one_line_naming_the_variable
       {"MOCK_DROP_RATE", {{"PORT", "1"}, {"MOCK_DROP_RATE", "-0.1"}}},
       {"MOCK_LATENCY_MS", {{"PORT", "1"}, {"MOCK_LATENCY_MS", "soon"}}},
       {"MOCK_SEED", {{"PORT", "1"}, {"MOCK_SEED", "-3"}}},
+      {"MOCK_MAX_IDEMPOTENCY_KEYS", {{"PORT", "1"}, {"MOCK_MAX_IDEMPOTENCY_KEYS", "0"}}},
   };
   for (const auto& [variable, env] : cases) {
     BOOST_TEST_CONTEXT(variable) {
@@ -726,6 +776,452 @@ BOOST_AUTO_TEST_CASE(the_process_answers_a_parameter_mismatch_with_an_idempotenc
   // Errors carry them too, over the wire.
   BOOST_TEST(is_request_id(mismatch.header("request-id")));
   BOOST_TEST(mismatch.header("stripe-version") == "2026-08-26.dahlia");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// --- Stripe's lists, over HTTP against the real binary: what a reconciliation pages through ---
+
+namespace {
+
+// The stand-in provider started as a process of its own, and a client for it.
+class RunningMock {
+ public:
+  explicit RunningMock(rr::test::EnvChanges env = {})
+      : port_(rr::test::free_port()), process_({rr::test::binary("rocket-rides-stripe-mock")}, with_port(env)) {
+    BOOST_REQUIRE(rr::test::wait_for_port(port_, 10s));
+  }
+
+  rr::http::ClientResponse call(const std::string& method, const std::string& target, const std::string& body = "",
+                                const std::string& key = "", std::chrono::milliseconds timeout = 10s) {
+    rr::http::ClientRequest request;
+    request.method = method;
+    request.url = "http://127.0.0.1:" + std::to_string(port_) + target;
+    if (target.starts_with("/v1/")) request.headers.emplace_back("Authorization", std::string("Bearer ") + kToken);
+    if (!key.empty()) request.headers.emplace_back("Idempotency-Key", key);
+    request.body = body;
+    request.timeout = timeout;
+    return client_.send(request);
+  }
+  // A GET on a connection of its own: the kept connections' client sends a GET again, once, when
+  // its connection is closed without an answer, and a test of a dropped answer must see the drop.
+  rr::http::ClientResponse get_once(const std::string& target) {
+    rr::http::ClientRequest request;
+    request.url = "http://127.0.0.1:" + std::to_string(port_) + target;
+    request.headers.emplace_back("Authorization", std::string("Bearer ") + kToken);
+    return rr::http::send(request);
+  }
+  // A GET with this Authorization header ("": none).
+  rr::http::ClientResponse call_as(const std::string& authorization, const std::string& target) {
+    rr::http::ClientRequest request;
+    request.url = "http://127.0.0.1:" + std::to_string(port_) + target;
+    if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
+    return client_.send(request);
+  }
+  rr::http::ClientResponse get(const std::string& target) { return call("GET", target); }
+
+  // A new charge, its JSON.
+  rapidjson::Document charge(const std::string& body) {
+    auto response = call("POST", "/v1/charges", body);
+    BOOST_REQUIRE_EQUAL(response.status, 200);
+    return parse(response.body);
+  }
+  std::int64_t stat(const char* name) {
+    auto document = parse(get("/_mock/stats").body);
+    BOOST_REQUIRE(document.HasMember(name));
+    return document[name].GetInt64();
+  }
+  void configure(const std::string& form) { BOOST_REQUIRE_EQUAL(call("POST", "/_mock/config", form).status, 200); }
+  bool running() { return process_.running(); }
+
+ private:
+  rr::test::EnvChanges with_port(rr::test::EnvChanges env) const {
+    env["PORT"] = std::to_string(port_);
+    env["STRIPE_API_KEY"] = kToken;
+    return env;
+  }
+
+  std::uint16_t port_;
+  rr::test::ChildProcess process_;
+  rr::http::Client client_;
+};
+
+// One page of a list: its ids in order, has_more, and the list object's other fields checked.
+struct ListPage {
+  std::vector<std::string> ids;
+  bool has_more = false;
+};
+
+ListPage list_page(RunningMock& mock, const std::string& target) {
+  auto response = mock.get(target);
+  BOOST_REQUIRE_MESSAGE(response.status == 200, target + ": " + std::to_string(response.status) + " " + response.body);
+  auto list = parse(response.body);
+  BOOST_REQUIRE(list.IsObject());
+  BOOST_TEST(std::string(list["object"].GetString()) == "list");
+  std::string path = target.substr(0, target.find('?'));
+  BOOST_TEST(std::string(list["url"].GetString()) == path);
+  ListPage page;
+  page.has_more = list["has_more"].GetBool();
+  for (const auto& object : list["data"].GetArray()) page.ids.emplace_back(object["id"].GetString());
+  return page;
+}
+
+// Every object of a list, page by page with starting_after, as a client's auto-pagination does.
+std::vector<std::string> walk(RunningMock& mock, const std::string& path, const std::string& query, int limit) {
+  std::vector<std::string> ids;
+  std::string cursor;
+  for (int pages = 0; pages < 1000; ++pages) {
+    std::string target = path + "?limit=" + std::to_string(limit) + query;
+    if (!cursor.empty()) target += "&starting_after=" + cursor;
+    auto page = list_page(mock, target);
+    BOOST_TEST(page.ids.size() <= static_cast<std::size_t>(limit));
+    ids.insert(ids.end(), page.ids.begin(), page.ids.end());
+    if (!page.has_more) return ids;
+    BOOST_REQUIRE(!page.ids.empty());
+    cursor = page.ids.back();
+  }
+  BOOST_FAIL("the list never ended");
+  return ids;
+}
+
+std::string error_of(const rr::http::ClientResponse& response, const char* field) {
+  return error_field(response.body, field);
+}
+
+std::vector<std::string> reversed(std::vector<std::string> ids) {
+  std::reverse(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(stripe_mock_lists)
+
+BOOST_AUTO_TEST_CASE(paging_with_starting_after_visits_every_charge_once_newest_first) {
+  RunningMock mock;
+  // 250 charges, most of them within the same second: ties in `created` must not skip or repeat.
+  std::vector<std::string> created;
+  for (int i = 0; i < 250; ++i) {
+    auto customer = i % 3 == 0 ? "cus_declined_sometimes" : "cus_rider";  // failed charges are listed too
+    auto response =
+        mock.call("POST", "/v1/charges", "amount=" + std::to_string(100 + i) + "&currency=usd&customer=" + customer);
+    BOOST_REQUIRE(response.status == 200 || response.status == 402);
+    created.push_back(response.status == 200 ? member(response.body, "id") : error_of(response, "charge"));
+  }
+  auto pages = list_page(mock, "/v1/charges?limit=100");
+  BOOST_TEST(pages.ids.size() == 100u);
+  BOOST_TEST(pages.has_more);
+  auto all = walk(mock, "/v1/charges", "", 100);
+  BOOST_TEST(all == reversed(created), boost::test_tools::per_element());
+  BOOST_TEST(std::set<std::string>(all.begin(), all.end()).size() == 250u);
+  // Odd page sizes too.
+  BOOST_TEST(walk(mock, "/v1/charges", "", 7) == reversed(created), boost::test_tools::per_element());
+
+  // Without a limit: ten. ending_before gives the page just newer than its object, newest first.
+  auto first = list_page(mock, "/v1/charges");
+  BOOST_TEST(first.ids.size() == 10u);
+  BOOST_TEST(first.has_more);
+  auto third_page = list_page(mock, "/v1/charges?limit=100&starting_after=" + all[199]);
+  BOOST_TEST(third_page.ids.size() == 50u);
+  BOOST_TEST(!third_page.has_more);
+  auto back = list_page(mock, "/v1/charges?limit=100&ending_before=" + all[200]);
+  BOOST_TEST(back.ids == std::vector<std::string>(all.begin() + 100, all.begin() + 200),
+             boost::test_tools::per_element());
+  BOOST_TEST(back.has_more);
+  auto newest = list_page(mock, "/v1/charges?limit=5&ending_before=" + all[5]);
+  BOOST_TEST(newest.ids == std::vector<std::string>(all.begin(), all.begin() + 5), boost::test_tools::per_element());
+  BOOST_TEST(!newest.has_more);
+  BOOST_TEST(list_page(mock, "/v1/charges?ending_before=" + all[0]).ids.empty());
+  BOOST_TEST(list_page(mock, "/v1/charges?starting_after=" + all[249]).ids.empty());
+}
+
+BOOST_AUTO_TEST_CASE(created_ranges_include_their_gte_and_lte_edges_and_exclude_gt_and_lt) {
+  RunningMock mock;
+  // Charges in at least three different seconds, newest first as the list gives them.
+  std::vector<std::pair<std::string, std::int64_t>> newest_first;
+  for (int group = 0; group < 3; ++group) {
+    if (group > 0) std::this_thread::sleep_for(1100ms);
+    for (int i = 0; i < 3; ++i) {
+      auto charge = mock.charge(kCharge);
+      newest_first.insert(newest_first.begin(), {charge["id"].GetString(), charge["created"].GetInt64()});
+    }
+  }
+  std::set<std::int64_t> seconds;
+  for (const auto& [id, created] : newest_first) seconds.insert(created);
+  BOOST_REQUIRE(seconds.size() >= 3u);
+  auto expect = [&](auto keep) {
+    std::vector<std::string> ids;
+    for (const auto& [id, created] : newest_first) {
+      if (keep(created)) ids.push_back(id);
+    }
+    return ids;
+  };
+  for (auto t : seconds) {
+    auto at = std::to_string(t);
+    BOOST_TEST_CONTEXT("created at " << at) {
+      BOOST_TEST(walk(mock, "/v1/charges", "&created%5Bgte%5D=" + at, 2) == expect([&](auto c) { return c >= t; }),
+                 boost::test_tools::per_element());
+      BOOST_TEST(walk(mock, "/v1/charges", "&created%5Bgt%5D=" + at, 2) == expect([&](auto c) { return c > t; }),
+                 boost::test_tools::per_element());
+      BOOST_TEST(walk(mock, "/v1/charges", "&created%5Blte%5D=" + at, 2) == expect([&](auto c) { return c <= t; }),
+                 boost::test_tools::per_element());
+      BOOST_TEST(walk(mock, "/v1/charges", "&created%5Blt%5D=" + at, 2) == expect([&](auto c) { return c < t; }),
+                 boost::test_tools::per_element());
+      BOOST_TEST(walk(mock, "/v1/charges", "&created=" + at, 100) == expect([&](auto c) { return c == t; }),
+                 boost::test_tools::per_element());
+    }
+  }
+  auto low = *seconds.begin(), high = *seconds.rbegin();
+  BOOST_TEST(
+      walk(mock, "/v1/charges", "&created%5Bgt%5D=" + std::to_string(low) + "&created%5Blt%5D=" + std::to_string(high),
+           1) == expect([&](auto c) { return c > low && c < high; }),
+      boost::test_tools::per_element());
+  BOOST_TEST(list_page(mock, "/v1/charges?created%5Bgt%5D=" + std::to_string(high)).ids.empty());
+  BOOST_TEST(list_page(mock, "/v1/charges?created%5Bgte%5D=" + std::to_string(high) +
+                                 "&created%5Blt%5D=" + std::to_string(high))
+                 .ids.empty());
+}
+
+BOOST_AUTO_TEST_CASE(limits_and_bad_parameters_are_refused_in_stripes_words_and_nothing_crashes) {
+  RunningMock mock;
+  mock.charge(kCharge);
+  BOOST_TEST(list_page(mock, "/v1/charges?limit=1").ids.size() == 1u);
+  BOOST_TEST(list_page(mock, "/v1/charges?limit=100").ids.size() == 1u);
+  struct Case {
+    std::string target;
+    std::string param;
+    std::string code;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"/v1/charges?limit=0", "limit", "parameter_invalid_integer", "This value must be greater than or equal to 1."},
+      {"/v1/charges?limit=-5", "limit", "parameter_invalid_integer", "This value must be greater than or equal to 1."},
+      {"/v1/charges?limit=101", "limit", "parameter_invalid_integer", "This value must be less than or equal to 100."},
+      {"/v1/charges?limit=ten", "limit", "parameter_invalid_integer", "Invalid integer: ten"},
+      {"/v1/charges?limit=1.5", "limit", "parameter_invalid_integer", "Invalid integer: 1.5"},
+      {"/v1/charges?limit=99999999999999999999", "limit", "parameter_invalid_integer",
+       "Invalid integer: 99999999999999999999"},
+      {"/v1/charges?limit=", "limit", "parameter_invalid_empty", ""},
+      {"/v1/charges?created=yesterday", "created", "parameter_invalid_integer", "Invalid integer: yesterday"},
+      {"/v1/charges?created%5Bgte%5D=now", "created[gte]", "parameter_invalid_integer", "Invalid integer: now"},
+      {"/v1/charges?created%5Bafter%5D=1", "created[after]", "parameter_unknown",
+       "Received unknown parameter: created[after]"},
+      {"/v1/charges?created=1&created%5Bgt%5D=0", "created", "", ""},
+      {"/v1/charges?starting_after=", "starting_after", "parameter_invalid_empty", ""},
+      {"/v1/charges?customer=", "customer", "parameter_invalid_empty", ""},
+      {"/v1/charges?expand%5B%5D=data.customer", "expand[]", "parameter_unknown",
+       "Received unknown parameter: expand[]"},
+      {"/v1/charges?charge=ch_x", "charge", "parameter_unknown", "Received unknown parameter: charge"},
+      {"/v1/refunds?customer=cus_rider", "customer", "parameter_unknown", "Received unknown parameter: customer"},
+      {"/v1/refunds?limit=500", "limit", "parameter_invalid_integer", "This value must be less than or equal to 100."},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.target) {
+      auto response = mock.get(c.target);
+      BOOST_TEST(response.status == 400);
+      auto document = parse(response.body);
+      auto error = document["error"].GetObject();
+      BOOST_TEST(std::string(error["type"].GetString()) == "invalid_request_error");
+      BOOST_TEST(error.HasMember("message"));
+      if (!c.param.empty()) BOOST_TEST(std::string(error["param"].GetString()) == c.param);
+      if (!c.code.empty()) BOOST_TEST(std::string(error["code"].GetString()) == c.code);
+      if (!c.message.empty()) BOOST_TEST(std::string(error["message"].GetString()) == c.message);
+    }
+  }
+  auto both = mock.get("/v1/charges?starting_after=" + list_page(mock, "/v1/charges").ids[0] +
+                       "&ending_before=" + list_page(mock, "/v1/charges").ids[0]);
+  BOOST_TEST(both.status == 400);
+  BOOST_TEST(error_of(both, "message") ==
+             "Received both starting_after and ending_before parameters. Please pass in only one.");
+  BOOST_TEST(mock.running());
+}
+
+BOOST_AUTO_TEST_CASE(lists_need_the_api_key) {
+  RunningMock mock;
+  for (const std::string path : {"/v1/charges", "/v1/refunds"}) {
+    BOOST_TEST_CONTEXT(path) {
+      auto anonymous = mock.call_as("", path);
+      BOOST_TEST(anonymous.status == 401);
+      BOOST_TEST(error_of(anonymous, "type") == "invalid_request_error");
+      auto wrong = mock.call_as("Bearer sk_test_wrong_key_1234", path);
+      BOOST_TEST(wrong.status == 401);
+      BOOST_TEST(error_of(wrong, "message") == "Invalid API Key provided: sk_test_****1234");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_cursor_is_a_400_naming_the_cursor) {
+  RunningMock mock;
+  auto charge = mock.charge(kCharge);
+  for (const std::string cursor : {"starting_after", "ending_before"}) {
+    BOOST_TEST_CONTEXT(cursor) {
+      auto charges = mock.get("/v1/charges?" + cursor + "=ch_nothere");
+      BOOST_TEST(charges.status == 400);
+      BOOST_TEST(error_of(charges, "type") == "invalid_request_error");
+      BOOST_TEST(error_of(charges, "code") == "resource_missing");
+      BOOST_TEST(error_of(charges, "param") == cursor);
+      BOOST_TEST(error_of(charges, "message") == "No such charge: 'ch_nothere'");
+      auto refunds = mock.get("/v1/refunds?" + cursor + "=re_nothere");
+      BOOST_TEST(refunds.status == 400);
+      BOOST_TEST(error_of(refunds, "message") == "No such refund: 're_nothere'");
+      // A charge's id is no refund's cursor.
+      BOOST_TEST(mock.get("/v1/refunds?" + cursor + "=" + charge["id"].GetString()).status == 400);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_customer_and_charge_filters_list_only_their_own) {
+  RunningMock mock;
+  std::vector<std::string> ada, bob;
+  for (int i = 0; i < 5; ++i) {
+    ada.push_back(mock.charge("amount=1000&currency=usd&customer=cus_ada")["id"].GetString());
+    if (i < 2) bob.push_back(mock.charge("amount=2000&currency=eur&customer=cus_bob")["id"].GetString());
+  }
+  BOOST_TEST(walk(mock, "/v1/charges", "&customer=cus_ada", 2) == reversed(ada), boost::test_tools::per_element());
+  BOOST_TEST(walk(mock, "/v1/charges", "&customer=cus_bob", 100) == reversed(bob), boost::test_tools::per_element());
+  // ending_before within the filter: the customer's charges newer than the cursor, nearest first.
+  auto newer = list_page(mock, "/v1/charges?customer=cus_ada&limit=2&ending_before=" + ada[1]);
+  BOOST_TEST(newer.ids == (std::vector<std::string>{ada[3], ada[2]}), boost::test_tools::per_element());
+  BOOST_TEST(newer.has_more);
+  auto unknown = mock.get("/v1/charges?customer=cus_nobody");
+  BOOST_TEST(unknown.status == 400);
+  BOOST_TEST(error_of(unknown, "code") == "resource_missing");
+  BOOST_TEST(error_of(unknown, "param") == "customer");
+  BOOST_TEST(error_of(unknown, "message") == "No such customer: 'cus_nobody'");
+  // A customer created here and never charged has an empty list.
+  auto created = mock.call("POST", "/v1/customers", "name=Cy");
+  auto cy = list_page(mock, "/v1/charges?customer=" + member(created.body, "id"));
+  BOOST_TEST(cy.ids.empty());
+  BOOST_TEST(!cy.has_more);
+
+  // Refunds: two of one charge, one of another; the filter lists a charge's own, newest first.
+  std::vector<std::string> of_first, all_refunds;
+  for (auto amount : {"100", "200"}) {
+    auto refund = mock.call("POST", "/v1/refunds", "charge=" + ada[0] + "&amount=" + amount);
+    BOOST_REQUIRE_EQUAL(refund.status, 200);
+    of_first.push_back(member(refund.body, "id"));
+    all_refunds.push_back(of_first.back());
+  }
+  auto other = mock.call("POST", "/v1/refunds", "charge=" + bob[0]);
+  all_refunds.push_back(member(other.body, "id"));
+  BOOST_TEST(walk(mock, "/v1/refunds", "&charge=" + ada[0], 1) == reversed(of_first), boost::test_tools::per_element());
+  BOOST_TEST(walk(mock, "/v1/refunds", "", 2) == reversed(all_refunds), boost::test_tools::per_element());
+  BOOST_TEST(list_page(mock, "/v1/refunds?charge=" + ada[1]).ids.empty());
+  auto no_charge = mock.get("/v1/refunds?charge=ch_nothere");
+  BOOST_TEST(no_charge.status == 400);
+  BOOST_TEST(error_of(no_charge, "param") == "charge");
+  BOOST_TEST(error_of(no_charge, "message") == "No such charge: 'ch_nothere'");
+  // The listed charge is as it is now: refunded in part, its refunds newest first.
+  auto listed = parse(mock.get("/v1/charges?customer=cus_ada&created%5Bgte%5D=0&limit=100").body);
+  BOOST_REQUIRE(listed.HasMember("data") && listed["data"].Size() == 5u);
+  const auto& first_charge = listed["data"][4];
+  BOOST_TEST(std::string(first_charge["id"].GetString()) == ada[0]);
+  BOOST_TEST(first_charge["amount_refunded"].GetInt64() == 300);
+  BOOST_TEST(std::string(first_charge["refunds"]["data"][0]["id"].GetString()) == of_first[1]);
+}
+
+BOOST_AUTO_TEST_CASE(metadata_comes_back_exactly_on_create_retrieve_and_in_the_lists) {
+  RunningMock mock;
+  std::string long_key(40, 'k'), long_value(500, 'v');
+  std::vector<std::pair<std::string, std::string>> sent = {
+      {"ride_id", "42"}, {long_key, long_value}, {"note", "caf\xc3\xa9 & \"quotes\" = 1+1"}};
+  std::string fields;
+  for (const auto& [key, value] : sent) fields += "&" + rr::http::form_encode({{"metadata[" + key + "]", value}});
+  auto check = [&](const rapidjson::Value& object, const char* where) {
+    BOOST_TEST_CONTEXT(where) {
+      BOOST_REQUIRE(object.IsObject() && object.HasMember("metadata"));
+      const auto& metadata = object["metadata"];
+      BOOST_TEST(metadata.MemberCount() == sent.size());
+      for (const auto& [key, value] : sent) {
+        BOOST_TEST_REQUIRE(metadata.HasMember(key.c_str()));
+        BOOST_TEST(std::string(metadata[key.c_str()].GetString()) == value);
+      }
+    }
+  };
+  // The first object a list gives, required to be there (a missing member would abort, not fail).
+  auto first_of = [&](const std::string& target) {
+    auto response = mock.get(target);
+    BOOST_REQUIRE_MESSAGE(response.status == 200, target + ": " + std::to_string(response.status));
+    auto list = parse(response.body);
+    BOOST_REQUIRE(list.HasMember("data") && list["data"].IsArray() && !list["data"].Empty());
+    rapidjson::Document first;
+    first.CopyFrom(list["data"][0], first.GetAllocator());
+    return first;
+  };
+  auto charge = mock.charge(kCharge + fields);
+  check(charge, "charge create");
+  std::string id = charge["id"].GetString();
+  check(parse(mock.get("/v1/charges/" + id).body), "charge retrieve");
+  check(first_of("/v1/charges?limit=1"), "charge list");
+
+  auto refund_response = mock.call("POST", "/v1/refunds", "charge=" + id + fields);
+  BOOST_REQUIRE_EQUAL(refund_response.status, 200);
+  auto refund = parse(refund_response.body);
+  check(refund, "refund create");
+  std::string refund_id = refund["id"].GetString();
+  check(parse(mock.get("/v1/refunds/" + refund_id).body), "refund retrieve");
+  check(first_of("/v1/refunds?charge=" + id), "refund list");
+  auto refunded = first_of("/v1/charges?limit=1");
+  BOOST_REQUIRE(refunded["refunds"]["data"].Size() == 1u);
+  check(refunded["refunds"]["data"][0], "refund on its charge");
+
+  // Beyond Stripe's limits: refused, on refunds as on charges.
+  std::string many;
+  for (int i = 0; i < 51; ++i) many += "&metadata%5Bk" + std::to_string(i) + "%5D=v";
+  std::string other_id = mock.charge(kCharge)["id"].GetString();
+  for (const auto& [body, param] : std::vector<std::pair<std::string, std::string>>{
+           {"&metadata%5B" + std::string(41, 'k') + "%5D=v", "metadata[" + std::string(41, 'k') + "]"},
+           {"&metadata%5Bk%5D=" + std::string(501, 'v'), "metadata[k]"},
+           {many, "metadata"}}) {
+    BOOST_TEST_CONTEXT(param) {
+      auto refused = mock.call("POST", "/v1/refunds", "charge=" + other_id + body);
+      BOOST_TEST(refused.status == 400);
+      BOOST_TEST(error_of(refused, "param") == param);
+      BOOST_TEST(mock.call("POST", "/v1/charges", kCharge + body).status == 400);
+    }
+  }
+  BOOST_TEST(list_page(mock, "/v1/refunds?charge=" + other_id).ids.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_listing_fails_hangs_and_drops_mid_way_and_a_retried_walk_is_still_whole) {
+  RunningMock mock;
+  std::vector<std::string> created;
+  for (int i = 0; i < 30; ++i) created.push_back(mock.charge(kCharge)["id"].GetString());
+  std::vector<std::string> seen;
+  auto first = list_page(mock, "/v1/charges?limit=10");
+  seen = first.ids;
+  std::string next = "/v1/charges?limit=10&starting_after=" + seen.back();
+
+  mock.configure("fail_next=1");
+  auto failed = mock.get(next);
+  BOOST_TEST(failed.status == 500);
+  BOOST_TEST(error_of(failed, "type") == "api_error");
+  auto second = list_page(mock, next);
+  seen.insert(seen.end(), second.ids.begin(), second.ids.end());
+  next = "/v1/charges?limit=10&starting_after=" + seen.back();
+
+  mock.configure("drop_next=1");
+  BOOST_CHECK_THROW(mock.get_once(next), rr::http::TransportError);  // closed without an answer
+  BOOST_TEST(mock.stat("drops_injected") == 1);
+
+  mock.configure("latency_ms=1500");
+  try {
+    mock.call("GET", next, "", "", 300ms);
+    BOOST_FAIL("a hanging provider answered");
+  } catch (const rr::http::TransportError& e) {
+    BOOST_TEST(e.timed_out());
+  }
+  mock.configure("latency_ms=0");
+
+  auto third = list_page(mock, next);
+  BOOST_TEST(!third.has_more);
+  seen.insert(seen.end(), third.ids.begin(), third.ids.end());
+  BOOST_TEST(seen == reversed(created), boost::test_tools::per_element());
+  BOOST_TEST(mock.stat("failures_injected") == 1);
+  // The refunds' list fails the same way.
+  mock.configure("fail_next=1");
+  BOOST_TEST(mock.get("/v1/refunds").status == 500);
+  BOOST_TEST(mock.get("/v1/refunds").status == 200);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

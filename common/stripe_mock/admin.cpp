@@ -79,16 +79,11 @@ http::Response Mock::admin(const http::Request& request) {
   if (endpoint == "POST /_mock/reset") {
     {
       std::lock_guard lock(mutex_);
-      customers_by_id_.clear();
-      charges_by_id_.clear();
-      refunds_by_id_.clear();
-      customers_.clear();
-      charges_.clear();
-      refunds_.clear();
-      stored_.clear();
+      ledger_.clear();
+      replays_.clear();
       stats_ = {};
       faults_ = initial_faults_;
-      random_.seed(seed_);
+      fault_random_.seed(fault_seed(seed_));
     }
     return faults_json();
   }
@@ -113,6 +108,10 @@ http::Response Mock::stats_json() {
   writer.Int64(stats_.failures_injected);
   writer.Key("drops_injected");
   writer.Int64(stats_.drops_injected);
+  writer.Key("idempotency_keys");  // kept now
+  writer.Int64(static_cast<std::int64_t>(replays_.size()));
+  writer.Key("idempotency_keys_pruned");  // forgotten: 24 hours old, or beyond the bound
+  writer.Int64(replays_.pruned());
   writer.EndObject();
   return json(buffer);
 }
@@ -122,16 +121,17 @@ http::Response Mock::charges_json() {
   Writer writer(buffer);
   std::lock_guard lock(mutex_);
   writer.StartArray();
-  for (const auto& charge : charges_) {
+  for (std::size_t index = 0; index < ledger_.charge_count(); ++index) {
+    const auto& charge = ledger_.charge(static_cast<ObjectIndex>(index));
     if (!charge.succeeded) continue;  // a declined charge moved no money
     writer.StartObject();
-    write_string(writer, "id", charge.id);
-    write_string(writer, "idempotency_key", charge.idempotency_key);
-    write_string(writer, "customer", charge.customer);
+    write_string(writer, "id", ledger_.charge_id(charge));
+    write_string(writer, "idempotency_key", charge.text.idempotency_key());
+    write_string(writer, "customer", ledger_.payer_id(charge));
     writer.Key("amount");
     writer.Int64(charge.amount);
-    write_string(writer, "currency", charge.currency);
-    write_string(writer, "description", charge.description.value_or(""));
+    write_string(writer, "currency", std::string_view(charge.currency.data(), charge.currency.size()));
+    write_string(writer, "description", charge.text.description().value_or(""));
     writer.Key("amount_refunded");
     writer.Int64(charge.amount_refunded);
     writer.EndObject();
@@ -145,15 +145,17 @@ http::Response Mock::refunds_json() {
   Writer writer(buffer);
   std::lock_guard lock(mutex_);
   writer.StartArray();
-  for (const auto& refund : refunds_) {
+  for (std::size_t index = 0; index < ledger_.refund_count(); ++index) {
+    const auto& refund = ledger_.refund(static_cast<ObjectIndex>(index));
+    const auto& charge = ledger_.charge(refund.charge);
     writer.StartObject();
-    write_string(writer, "id", refund.id);
-    write_string(writer, "idempotency_key", refund.idempotency_key);
-    write_string(writer, "charge", refund.charge);
+    write_string(writer, "id", ledger_.refund_id(refund));
+    write_string(writer, "idempotency_key", refund.text.idempotency_key());
+    write_string(writer, "charge", ledger_.charge_id(charge));
     writer.Key("amount");
     writer.Int64(refund.amount);
-    write_string(writer, "currency", refund.currency);
-    write_string(writer, "reason", refund.reason.value_or(""));
+    write_string(writer, "currency", std::string_view(charge.currency.data(), charge.currency.size()));
+    write_string(writer, "reason", reason_name(refund.reason));
     writer.EndObject();
   }
   writer.EndArray();

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/stripe_mock/mock.hpp"
+#include "common/stripe_mock/objects.hpp"
 #include "common/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
@@ -21,51 +22,42 @@ std::optional<std::string> currency_code(const std::string& text) {
 
 }  // namespace
 
-http::Response Mock::create_charge(const Params& params, const std::string& idempotency_key) {
-  if (auto refused = reject_unknown(params, {"amount", "currency", "customer", "description"})) return *refused;
+Mock::Created Mock::create_charge(const Params& params, const std::string& idempotency_key) {
+  if (auto refused = reject_unknown(params, {"amount", "currency", "customer", "description"})) return {*refused};
   auto amount_text = param(params, "amount");
-  if (!amount_text) return missing("amount");
+  if (!amount_text) return {missing("amount")};
   auto currency_text = param(params, "currency");
-  if (!currency_text) return missing("currency");
+  if (!currency_text) return {missing("currency")};
   auto customer = param(params, "customer");
-  if (!customer || customer->empty()) return missing("customer");
+  if (!customer || customer->empty()) return {missing("customer")};
   auto amount = positive_amount(*amount_text, "amount");
-  if (auto* error = std::get_if<http::Response>(&amount)) return *error;
+  if (auto* error = std::get_if<http::Response>(&amount)) return {*error};
   auto currency = currency_code(*currency_text);
   if (!currency) {
-    return stripe_error(400, "invalid_request_error", "Invalid currency: " + *currency_text,
-                        {.code = "parameter_invalid_string", .param = "currency"});
+    return {stripe_error(400, "invalid_request_error", "Invalid currency: " + *currency_text,
+                         {.code = "parameter_invalid_string", .param = "currency"})};
   }
   auto metadata_or_error = metadata(params);
-  if (auto* error = std::get_if<http::Response>(&metadata_or_error)) return *error;
+  if (auto* error = std::get_if<http::Response>(&metadata_or_error)) return {*error};
 
   // A magic customer, like Stripe's test card numbers, makes every charge fail as a decline.
   bool declined = customer->find("declined") != std::string::npos;
-  Charge& charge = charges_.emplace_back(Charge{
-      .id = new_id("ch_"),
-      .idempotency_key = idempotency_key,
-      .customer = *customer,
-      .currency = *currency,
-      .description = param(params, "description"),
-      .amount = std::get<std::int64_t>(amount),
-      .created = now_epoch(),
-      .succeeded = !declined,
-      .card = new_id("card_"),
-      .fingerprint = new_id("", 16),
-      .balance_transaction = declined ? "" : new_id("txn_"),
-      .receipt_token = new_id("", 40),
-      .metadata = std::get<Metadata>(std::move(metadata_or_error)),
-      .refunds = {},
-  });
-  charges_by_id_.emplace(charge.id, &charge);
-  if (declined) {
-    return stripe_error(402, "card_error", "Your card was declined.",
-                        {.code = "card_declined", .decline_code = "generic_decline", .charge = charge.id});
-  }
+  auto index = ledger_.add_charge(
+      NewCharge{
+          .idempotency_key = idempotency_key,
+          .customer = *customer,
+          .currency = *currency,
+          .description = param(params, "description"),
+          .amount = std::get<std::int64_t>(amount),
+          .succeeded = !declined,
+          .metadata = std::get<Metadata>(std::move(metadata_or_error)),
+      },
+      now_epoch());
+  if (declined) return {card_declined(ledger_.charge_id(ledger_.charge(index))), index};
   ++stats_.charges;
   http::Response response;
-  response.body = to_json(charge);
-  return response;
+  response.body = charge_json(ledger_, index, ChargeMoment::now);
+  return {std::move(response), index};
 }
 
 }  // namespace rr::stripe_mock

@@ -41,6 +41,8 @@ MockConfig MockConfig::from_env(const config::Environment& env) {
   config.faults.failure_rate = rate(env, "MOCK_FAILURE_RATE");
   config.faults.latency = std::chrono::milliseconds(env.integer("MOCK_LATENCY_MS", 0, 0, kMaxLatencyMs));
   config.faults.drop_rate = rate(env, "MOCK_DROP_RATE");
+  config.max_idempotency_keys =
+      env.integer("MOCK_MAX_IDEMPOTENCY_KEYS", kDefaultMaxIdempotencyKeys, 1, kMaxIdempotencyKeysLimit);
   if (env.get("MOCK_SEED")) {
     config.seed = static_cast<std::uint64_t>(env.integer("MOCK_SEED", 0, 0, std::numeric_limits<std::int64_t>::max()));
   } else {

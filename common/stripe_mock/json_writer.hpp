@@ -42,6 +42,9 @@ class JsonWriter {
   JsonWriter& optional_string(const char* name, const std::optional<std::string>& value) {
     return value ? string(name, *value) : null(name);
   }
+  JsonWriter& optional_string(const char* name, const std::optional<std::string_view>& value) {
+    return value ? string(name, *value) : null(name);
+  }
   JsonWriter& null(const char* name) {
     key(name);
     writer_.Null();

@@ -1,6 +1,6 @@
 // The stand-in provider's request path: request ids and versions, latency, Bearer auth, injected
 // failures and drops, and Stripe's idempotency-key semantics around the endpoints in customers.cpp,
-// charges.cpp and refunds.cpp, and retrieving their objects by id.
+// charges.cpp and refunds.cpp, retrieving their objects by id, and their lists (listing.cpp).
 #include "common/stripe_mock/mock.hpp"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "common/http/server.hpp"
+#include "common/stripe_mock/objects.hpp"
 #include "common/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
@@ -59,13 +60,17 @@ constexpr char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 
 }  // namespace
 
-Mock::Mock(std::string api_key, Faults faults, std::uint64_t seed)
+std::uint64_t Mock::fault_seed(std::uint64_t seed) { return seed ^ 0x9e3779b97f4a7c15ULL; }
+
+Mock::Mock(std::string api_key, Faults faults, std::uint64_t seed, std::size_t max_idempotency_keys)
     : api_key_(std::move(api_key)),
       initial_faults_(faults),
       seed_(seed),
       faults_(faults),
-      random_(seed),
-      request_random_(system_seed()) {}
+      fault_random_(fault_seed(seed)),
+      request_random_(system_seed()),
+      ledger_(seed),
+      replays_(max_idempotency_keys) {}
 
 http::Response Mock::handle(const http::Request& request) {
   auto started = std::chrono::steady_clock::now();
@@ -128,13 +133,26 @@ http::Response Mock::api(const http::Request& request, const std::string& reques
   if (!authorized(request)) {
     return stripe_error(401, "invalid_request_error", "Invalid API Key provided: " + redacted(*token));
   }
-
+  if (request.method == "GET" && (request.path == "/v1/charges" || request.path == "/v1/refunds")) {
+    return list(request);
+  }
   if (request.method == "GET") return retrieve(request.path);
-  std::string endpoint = request.method + " " + request.path;
-  bool is_charge = endpoint == "POST /v1/charges";
-  bool is_refund = endpoint == "POST /v1/refunds";
-  if (!is_charge && !is_refund && endpoint != "POST /v1/customers") return unrecognized(request);
-  bool faults_apply = is_charge || is_refund;  // the foreign mutations worth testing
+  return create(request, request_id, *token);
+}
+
+http::Response Mock::create(const http::Request& request, const std::string& request_id, const std::string& account) {
+  std::string endpoint_name = request.method + " " + request.path;
+  Endpoint endpoint;
+  if (endpoint_name == "POST /v1/charges") {
+    endpoint = Endpoint::charges;
+  } else if (endpoint_name == "POST /v1/refunds") {
+    endpoint = Endpoint::refunds;
+  } else if (endpoint_name == "POST /v1/customers") {
+    endpoint = Endpoint::customers;
+  } else {
+    return unrecognized(request);
+  }
+  bool faults_apply = endpoint != Endpoint::customers;  // the foreign mutations worth testing
   Params params;
   if (!http::form_decode(request.body, params)) {
     return stripe_error(400, "invalid_request_error",
@@ -152,34 +170,44 @@ http::Response Mock::api(const http::Request& request, const std::string& reques
   }
 
   http::Response response;
+  auto digest = params_digest(params);
+  auto now = now_epoch();
   // Stripe scopes keys to the account, which the API key stands for.
-  std::string stored_key = *token + "\n" + key;
-  auto stored = key.empty() ? stored_.end() : stored_.find(stored_key);
-  if (stored != stored_.end()) {
-    if (stored->second.endpoint != endpoint || stored->second.params != params) {
+  const StoredRequest* stored = key.empty() ? nullptr : replays_.find(account, key, ledger_, now);
+  if (stored) {
+    if (stored->endpoint != endpoint || stored->params_digest != digest) {
       return stripe_error(400, "idempotency_error",
                           "Keys for idempotent requests can only be used with the same parameters they were first "
                           "used with. Try using a key other than '" +
                               key + "' if you meant to execute a different request.");
     }
     ++stats_.replays;
-    response.status = stored->second.status;
-    response.body = stored->second.body;
+    response = replay(*stored);
     response.with_header("Idempotent-Replayed", "true");
-    response.with_header("Original-Request", stored->second.request_id);
+    response.with_header("Original-Request", "req_" + std::string(stored->request_id.data(), kRequestIdLength));
   } else {
-    if (is_charge) {
-      response = create_charge(params, key);
-    } else if (is_refund) {
-      response = create_refund(params, key);
-    } else {
-      response = create_customer(params);
+    Created created;
+    switch (endpoint) {
+      case Endpoint::charges:
+        created = create_charge(params, key);
+        break;
+      case Endpoint::refunds:
+        created = create_refund(params, key);
+        break;
+      case Endpoint::customers:
+        created = create_customer(params, key);
+        break;
     }
+    response = std::move(created.response);
     // Like Stripe, a request that was refused (validation, unknown object) never started
     // executing and is not saved; what it did (an object, a decline) is.
-    bool executed = (response.status >= 200 && response.status < 300) || response.status == 402;
-    if (!key.empty() && executed) {
-      stored_.emplace(stored_key, StoredResponse{endpoint, params, response.status, response.body, request_id});
+    if (!key.empty() && created.object != kNoObject) {
+      StoredRequest entry{.endpoint = endpoint,
+                          .status = static_cast<std::uint16_t>(response.status),
+                          .object = created.object,
+                          .params_digest = digest};
+      std::copy_n(request_id.begin() + 4, kRequestIdLength, entry.request_id.begin());
+      replays_.add(account, key, entry, now);
     }
   }
   if (!key.empty()) response.with_header("Idempotency-Key", key);
@@ -187,24 +215,57 @@ http::Response Mock::api(const http::Request& request, const std::string& reques
   return response;
 }
 
+http::Response Mock::replay(const StoredRequest& stored) const {
+  http::Response response;
+  switch (stored.endpoint) {
+    case Endpoint::charges:
+      if (stored.status == 402) return card_declined(ledger_.charge_id(ledger_.charge(stored.object)));
+      // The charge as the first answer showed it: a refund since then is not part of that answer.
+      response.body = charge_json(ledger_, stored.object, ChargeMoment::as_created);
+      break;
+    case Endpoint::refunds:
+      response.body = refund_json(ledger_, stored.object);
+      break;
+    case Endpoint::customers:
+      response.body = customer_json(ledger_.customer(stored.object));
+      break;
+  }
+  return response;
+}
+
+http::Response Mock::list(const http::Request& request) {
+  bool charges = request.path == "/v1/charges";
+  auto query = parse_list_query(request.query, charges ? "customer" : "charge");
+  if (auto* refused = std::get_if<http::Response>(&query)) return std::move(*refused);
+  std::lock_guard lock(mutex_);
+  // A listing fails and drops like the charges it lists: a reconciliation paging through them
+  // must survive a provider that fails halfway.
+  if (inject_failure()) {
+    return stripe_error(500, "api_error", "An unknown error occurred (injected by rocket-rides-stripe-mock).");
+  }
+  auto response = charges ? list_charges(std::get<ListQuery>(query)) : list_refunds(std::get<ListQuery>(query));
+  if (inject_drop()) response.with_header(std::string(http::kDropConnectionHeader), "1");
+  return response;
+}
+
 http::Response Mock::retrieve(const std::string& path) {
-  auto found = [](const std::string& body) {
+  auto found = [](std::string body) {
     http::Response response;
-    response.body = body;
+    response.body = std::move(body);
     return response;
   };
   std::lock_guard lock(mutex_);
   if (auto id = id_in(path, "/v1/charges/")) {
-    auto charge = charges_by_id_.find(*id);
-    return charge == charges_by_id_.end() ? no_such("charge", *id, "id") : found(to_json(*charge->second));
+    auto charge = ledger_.find_charge(*id);
+    return charge ? found(charge_json(ledger_, *charge, ChargeMoment::now)) : no_such("charge", *id, "id");
   }
   if (auto id = id_in(path, "/v1/refunds/")) {
-    auto refund = refunds_by_id_.find(*id);
-    return refund == refunds_by_id_.end() ? no_such("refund", *id, "id") : found(to_json(*refund->second));
+    auto refund = ledger_.find_refund(*id);
+    return refund ? found(refund_json(ledger_, *refund)) : no_such("refund", *id, "id");
   }
   if (auto id = id_in(path, "/v1/customers/")) {
-    auto customer = customers_by_id_.find(*id);
-    return customer == customers_by_id_.end() ? no_such("customer", *id, "id") : found(to_json(*customer->second));
+    auto customer = ledger_.find_customer(*id);
+    return customer ? found(customer_json(ledger_.customer(*customer))) : no_such("customer", *id, "id");
   }
   return stripe_error(404, "invalid_request_error", "Unrecognized request URL (GET: " + path + ").");
 }
@@ -227,14 +288,7 @@ bool Mock::inject_drop() {
 
 bool Mock::roll(double rate) {
   if (rate <= 0) return false;
-  return std::uniform_real_distribution<double>(0, 1)(random_) < rate;
-}
-
-std::string Mock::new_id(std::string_view prefix, int length) {
-  std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 2);
-  std::string id(prefix);
-  for (int i = 0; i < length; ++i) id += kAlphabet[pick(random_)];
-  return id;
+  return std::uniform_real_distribution<double>(0, 1)(fault_random_) < rate;
 }
 
 std::string Mock::new_request_id() {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/http/message.hpp"
-#include "common/stripe_mock/objects.hpp"
+#include "common/stripe_mock/records.hpp"
 
 namespace rr::stripe_mock {
 

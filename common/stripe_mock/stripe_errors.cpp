@@ -38,4 +38,9 @@ http::Response stripe_error(int status, std::string_view type, std::string_view 
   return response;
 }
 
+http::Response card_declined(std::string_view charge_id) {
+  return stripe_error(402, "card_error", "Your card was declined.",
+                      {.code = "card_declined", .decline_code = "generic_decline", .charge = charge_id});
+}
+
 }  // namespace rr::stripe_mock

@@ -18,4 +18,7 @@ struct ErrorDetails {
 
 http::Response stripe_error(int status, std::string_view type, std::string_view message, ErrorDetails details = {});
 
+// 402 card_error naming the failed charge: a decline's answer, first and replayed.
+http::Response card_declined(std::string_view charge_id);
+
 }  // namespace rr::stripe_mock

@@ -100,6 +100,21 @@ async function rejection(promise, what) {
   }
 }
 
+// Every id once, in the expected order (newest first).
+function assertListed(ids, expected, what) {
+  assert.equal(new Set(ids).size, ids.length, `${what}: an object listed twice`);
+  assert.equal(ids.length, expected.length, `${what}: ${ids.length} listed, ${expected.length} made`);
+  assert.deepEqual(ids, expected, `${what}: not newest first`);
+}
+
+// Waits for the next second and returns it: everything made from now on has created >= it, and
+// what earlier cases made has created < it.
+async function nextSecond() {
+  const next = Math.floor(Date.now() / 1000) + 1;
+  await new Promise((resolve) => setTimeout(resolve, next * 1000 - Date.now() + 5));
+  return next;
+}
+
 function key(name) {
   return `conformance-${name}-${process.pid}-${Date.now()}`;
 }
@@ -114,6 +129,14 @@ function cases(mock) {
   const ride = (extra = {}) => ({amount: 2000, currency: 'usd', customer: 'cus_conformance', ...extra});
   const chargeWithRetries = async (retries, params, requestOptions = {}) =>
     new Stripe(apiKey, {...options, maxNetworkRetries: retries}).charges.create(params, requestOptions);
+  // `count` charges of `customer`, oldest first, each with its number as metadata n.
+  const makeCharges = async (count, customer) => {
+    const made = [];
+    for (let n = 0; n < count; n += 1) {
+      made.push(await stripe.charges.create(ride({customer, amount: 1000 + n, metadata: {n: String(n)}})));
+    }
+    return made;
+  };
 
   return [
     ['a customer is created, echoes its metadata and is retrieved', async () => {
@@ -400,6 +423,96 @@ function cases(mock) {
       assert.equal(after.drops_injected - before.drops_injected, 1);
       assert.equal(after.refunds - before.refunds, 1);
       assert.equal((await stripe.charges.retrieve(charge.id)).amount_refunded, 2000);
+    }],
+
+    // --- lists, as a reconciliation pages through them ---
+
+    ['more than 100 charges auto-paginate newest first, each once, with their metadata', async () => {
+      const since = await nextSecond();
+      const made = await makeCharges(120, 'cus_paging');
+      const expected = made.map((c) => c.id).reverse();
+      const seen = [];
+      for await (const charge of stripe.charges.list({limit: 100, created: {gte: since}})) {
+        assert.equal(charge.object, 'charge');
+        seen.push(charge);
+      }
+      assertListed(seen.map((c) => c.id), expected, 'for await');
+      for (const charge of seen) {
+        assert.deepEqual(charge.metadata, {n: String(made.findIndex((m) => m.id === charge.id))}, 'metadata listed');
+      }
+      const array = await stripe.charges.list({limit: 100, created: {gte: since}}).autoPagingToArray({limit: 1000});
+      assertListed(array.map((c) => c.id), expected, 'autoPagingToArray');
+      const small = await stripe.charges.list({limit: 7, created: {gte: since}}).autoPagingToArray({limit: 1000});
+      assertListed(small.map((c) => c.id), expected, 'pages of 7');
+      const page = await stripe.charges.list({limit: 100, created: {gte: since}});
+      assertAnswerHeaders(page.lastResponse, 'charges.list');
+      assert.equal(page.object, 'list');
+      assert.equal(page.url, '/v1/charges');
+      assert.equal(page.has_more, true);
+      assert.equal(page.data.length, 100);
+      const customer = await stripe.charges.list({customer: 'cus_paging', created: {gte: since}, limit: 100})
+          .autoPagingToArray({limit: 1000});
+      assertListed(customer.map((c) => c.id), expected, 'customer filter');
+      const none = await stripe.charges.list({created: {gt: made[made.length - 1].created}});
+      assert.deepEqual(none.data, []);
+      assert.equal(none.has_more, false);
+    }],
+
+    ['refunds auto-paginate newest first, and by charge', async () => {
+      const since = await nextSecond();
+      const [first, second] = await makeCharges(2, 'cus_refunds');
+      const refunds = [];
+      for (const [charge, amount] of [[first, 100], [first, 200], [second, 300]]) {
+        refunds.push(await stripe.refunds.create({charge: charge.id, amount, metadata: {amount: String(amount)}}));
+      }
+      const all = await stripe.refunds.list({limit: 2, created: {gte: since}}).autoPagingToArray({limit: 100});
+      assertListed(all.map((r) => r.id), refunds.map((r) => r.id).reverse(), 'refunds');
+      assert.deepEqual(all.map((r) => r.metadata.amount), ['300', '200', '100']);
+      const ofFirst = await stripe.refunds.list({charge: first.id, limit: 1}).autoPagingToArray({limit: 100});
+      assertListed(ofFirst.map((r) => r.id), [refunds[1].id, refunds[0].id], 'charge filter');
+    }],
+
+    ['a listing that fails, drops and is refused mid-way', async () => {
+      const since = await nextSecond();
+      const made = await makeCharges(105, 'cus_faults');
+      const expected = made.map((c) => c.id).reverse();
+      const before = await stats();
+      // The library retries a 500 and a dropped connection by itself, mid-listing.
+      const patient = new Stripe(apiKey, {...options, maxNetworkRetries: 2});
+      const seen = [];
+      for await (const charge of patient.charges.list({limit: 50, created: {gte: since}})) {
+        seen.push(charge.id);
+        if (seen.length === 50) await configure({fail_next: 1});
+        if (seen.length === 100) await configure({drop_next: 1});
+      }
+      assertListed(seen, expected, 'through a 500 and a drop');
+      const after = await stats();
+      assert.equal(after.failures_injected - before.failures_injected, 1);
+      assert.equal(after.drops_injected - before.drops_injected, 1);
+      // Without retries the iteration raises; a caller resumes after the last object it saw.
+      const resumed = [];
+      let failure = null;
+      try {
+        for await (const charge of stripe.charges.list({limit: 50, created: {gte: since}})) {
+          resumed.push(charge.id);
+          if (resumed.length === 50) await configure({fail_next: 1});
+        }
+      } catch (error) {
+        failure = error;
+      }
+      assert.ok(failure instanceof Stripe.errors.StripeAPIError, `got ${failure && failure.type}`);
+      assert.equal(resumed.length, 50);
+      const rest = await stripe.charges.list({limit: 100, created: {gte: since}, starting_after: resumed[49]})
+          .autoPagingToArray({limit: 1000});
+      assertListed(resumed.concat(rest.map((c) => c.id)), expected, 'resumed');
+      const bad = await rejection(stripe.charges.list({limit: 101}), 'limit 101');
+      assert.ok(bad instanceof Stripe.errors.StripeInvalidRequestError, `got ${bad.type}`);
+      assert.equal(bad.param, 'limit');
+      const unknown = await rejection(stripe.charges.list({starting_after: 'ch_nothere'}), 'unknown cursor');
+      assert.ok(unknown instanceof Stripe.errors.StripeInvalidRequestError, `got ${unknown.type}`);
+      assert.equal(unknown.statusCode, 400);
+      assert.equal(unknown.code, 'resource_missing');
+      assert.equal(unknown.param, 'starting_after');
     }],
   ];
 }
