@@ -24,6 +24,9 @@ PACKAGES=(
   # The browser suite (tests/browser/): Debian's Chromium in headless mode, its chromedriver and
   # Selenium for Debian's python3, which drives them.
   chromium chromium-driver python3-selenium
+  # Fuzzing (scripts/fuzz.sh, the fuzz_build and fuzz_run_* tests): clang 14, libFuzzer's runtime
+  # (only recommended by libclang-common-14-dev, so named here), llvm-cov-14 and llvm-profdata-14.
+  clang-14 libclang-rt-14-dev llvm-14
   # bench/api_bench.sh only: a throwaway nginx answers the API's replay bytes beside the API.
   # Where systemd runs, its unit starts nginx on :80; stop or mask it if that is unwanted.
   nginx-light
