@@ -1,12 +1,35 @@
 // Reading a provider's answer without a document (common/payments/provider_answer.hpp): the id of
 // a created object, an error's message and code, and the cases a parsed document's lookups would
 // read as absent. No network: the bodies are Stripe's shapes, written out.
+#include <pthread.h>
+
 #include <boost/test/unit_test.hpp>
+#include <functional>
 #include <string>
 
 #include "common/payments/provider_answer.hpp"
 
 using rr::payments::read_provider_answer;
+
+namespace {
+
+// Runs `work` on a thread whose stack is as small as a fiber's (256 KiB in a release build), where
+// the API reads the provider's answers.
+void on_a_fiber_sized_stack(std::function<void()> work) {
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, 256 * 1024);
+  pthread_t thread;
+  auto run = [](void* argument) -> void* {
+    (*static_cast<std::function<void()>*>(argument))();
+    return nullptr;
+  };
+  BOOST_REQUIRE(pthread_create(&thread, &attributes, run, &work) == 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attributes);
+}
+
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(provider_answer)
 
@@ -83,6 +106,23 @@ BOOST_AUTO_TEST_CASE(a_long_string_outgrows_the_stack_buffer_and_is_still_read_w
   std::string message(10000, 'x');
   auto fields = read_provider_answer(R"({"error":{"message":")" + message + R"("}})");
   BOOST_TEST(fields.message == message);
+}
+
+BOOST_AUTO_TEST_CASE(a_deeply_nested_answer_is_read_without_exhausting_the_stack) {
+  // Well-formed: 100,000 levels inside the charge, which still gives its id.
+  std::string deep = R"({"id":"ch_deep","nested":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  // Not JSON: a megabyte of '[' never closed.
+  std::string unclosed(1000000, '[');
+  rr::payments::ProviderAnswerFields nested, id_only, broken;
+  on_a_fiber_sized_stack([&] {
+    nested = read_provider_answer(deep);
+    id_only = read_provider_answer(deep, true);
+    broken = read_provider_answer(unclosed);
+  });
+  BOOST_TEST(nested.json);
+  BOOST_TEST(nested.id == "ch_deep");
+  BOOST_TEST(id_only.id == "ch_deep");
+  BOOST_TEST(!broken.json);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

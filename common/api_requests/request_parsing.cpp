@@ -10,6 +10,7 @@
 #include "common/config/environment.hpp"
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
+#include "common/http/structured_string.hpp"
 
 namespace rr::api {
 namespace {
@@ -119,19 +120,13 @@ std::string parse_idempotency_key(const http::Request& request) {
   std::string key;
   std::string_view raw = *header;
   if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') {
-    // RFC 8941 sf-string: only \" and \\ are escapes.
-    for (std::size_t i = 1; i + 1 < raw.size(); ++i) {
-      char c = raw[i];
-      if (c == '\\') {
-        if (i + 2 >= raw.size() || (raw[i + 1] != '"' && raw[i + 1] != '\\')) {
-          throw ApiError(400, "invalid_request_error", "The quoted Idempotency-Key has an invalid escape.");
-        }
-        c = raw[++i];
-      } else if (c == '"') {
-        throw ApiError(400, "invalid_request_error", "The quoted Idempotency-Key has an unescaped quote.");
-      }
-      key += c;
+    auto unquoted = http::parse_sf_string(raw);
+    if (!unquoted) {
+      throw ApiError(400, "invalid_request_error",
+                     "The quoted Idempotency-Key is not an RFC 8941 string: printable ASCII in one pair of quotes, "
+                     "with only \\\" and \\\\ escaped.");
     }
+    key = std::move(*unquoted);
   } else {
     key = std::string(raw);
   }

@@ -93,7 +93,9 @@ ProviderAnswerFields read_provider_answer(std::string_view body, bool id_only) {
       &stack_allocator, 512);
   rapidjson::MemoryStream stream(body.data(), body.size());
   AnswerFieldsHandler handler(fields, id_only);
-  if (!reader.Parse(stream, handler) && !handler.stopped_at_id()) return {};
+  // Iterative: an answer may be megabytes of '[' (the HTTP client takes up to 8 MiB), and the
+  // recursive reader spends a stack frame per level, on a fiber's stack of 256 KiB.
+  if (!reader.Parse<rapidjson::kParseIterativeFlag>(stream, handler) && !handler.stopped_at_id()) return {};
   fields.json = true;
   return fields;
 }

@@ -17,8 +17,14 @@ timeval to_timeval(std::chrono::milliseconds duration) {
   return tv;
 }
 
-// Copies a reply; an error reply anywhere inside it (EXEC results nest them) is returned through
-// `error` instead.
+[[noreturn]] void wrong_type(Reply::Type wanted, Reply::Type got) {
+  throw RedisError("expected a " + std::string(type_name(wanted)) + " reply, got " + std::string(type_name(got)));
+}
+
+std::string command_name(const std::vector<std::string>& argv) { return argv.empty() ? "(empty)" : argv.front(); }
+
+}  // namespace
+
 Reply copy_reply(const redisReply& raw, std::string& error) {
   Reply reply;
   switch (raw.type) {
@@ -56,14 +62,6 @@ Reply copy_reply(const redisReply& raw, std::string& error) {
   }
   return reply;
 }
-
-[[noreturn]] void wrong_type(Reply::Type wanted, Reply::Type got) {
-  throw RedisError("expected a " + std::string(type_name(wanted)) + " reply, got " + std::string(type_name(got)));
-}
-
-std::string command_name(const std::vector<std::string>& argv) { return argv.empty() ? "(empty)" : argv.front(); }
-
-}  // namespace
 
 void ContextDeleter::operator()(redisContext* context) const { redisFree(context); }
 void ReplyDeleter::operator()(redisReply* reply) const { freeReplyObject(reply); }

@@ -53,6 +53,10 @@ struct Reply {
 
 std::string_view type_name(Reply::Type type);
 
+// Copies hiredis's reply; an error reply anywhere inside it (EXEC results nest them) is returned
+// through `error` instead. Public so that the reading of reply bytes can be tested without a server.
+Reply copy_reply(const redisReply& raw, std::string& error);
+
 struct ConnectOptions {
   std::chrono::milliseconds connect_timeout{2000};
   // Read/write timeout of every command; a blocking command (BLPOP) must use a shorter server-side

@@ -6,9 +6,6 @@
 
 namespace rr::redis {
 
-namespace {
-
-// SENTINEL get-master-addr-by-name answers [ip, port] or nil when the name is not monitored.
 RedisEndpoint parse_master_address(const Reply& reply, const std::string& master_name) {
   if (reply.is_nil()) throw RedisError("does not monitor a master named '" + master_name + "'");
   const auto& fields = reply.as_array();
@@ -25,8 +22,6 @@ RedisEndpoint parse_master_address(const Reply& reply, const std::string& master
   master.port = static_cast<std::uint16_t>(port);
   return master;
 }
-
-}  // namespace
 
 SentinelDiscovery::SentinelDiscovery(std::vector<RedisEndpoint> sentinels, std::string master_name,
                                      ConnectOptions options)

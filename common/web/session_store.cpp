@@ -8,8 +8,6 @@
 namespace rr::web {
 namespace {
 
-constexpr std::size_t kSessionTokenBytes = 32;
-
 const db::Statement kSignIn{"rider_session_sign_in",
                             "SELECT user_id, email, stripe_customer_id FROM rider_session_sign_in($1, $2, $3, $4, $5)"};
 const db::Statement kFind{"rider_session_find",
@@ -27,14 +25,6 @@ db::Result run(db::ConnectionPool& pool, const db::Statement& statement, Args&&.
 }
 
 }  // namespace
-
-bool SessionStore::looks_like_session_token(std::string_view token) {
-  if (token.size() != kSessionTokenBytes * 2) return false;
-  for (char c : token) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
 
 std::optional<NewSession> SessionStore::sign_in(std::string_view api_token) {
   if (!auth::looks_like_token(api_token)) return std::nullopt;

@@ -10,6 +10,7 @@
 #include "common/auth/users.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/web/session_settings.hpp"
+#include "common/web/session_token.hpp"
 
 namespace rr::web {
 
@@ -38,9 +39,6 @@ class SessionStore {
   std::optional<RiderSession> find(std::string_view session_token);
   // Deletes the session; false when there was none.
   bool end(std::string_view session_token);
-
-  // 64 lowercase hex characters (32 random bytes): the only shape looked up.
-  static bool looks_like_session_token(std::string_view token);
 
   const SessionSettings& settings() const { return settings_; }
 

@@ -7,13 +7,14 @@
 #include "common/web/pages.hpp"
 #include "common/web/session_cookie.hpp"
 #include "common/web/session_store.hpp"
+#include "common/web/session_token.hpp"
 
 namespace rr::web {
 
 http::Response sign_in_answer(const http::Request& request, const SessionSettings& settings, int status,
                               std::optional<std::string_view> error) {
   auto kept = cookie_value(request, kSignInCsrfCookie);
-  bool reuse = kept && SessionStore::looks_like_session_token(*kept);
+  bool reuse = kept && looks_like_session_token(*kept);
   std::string csrf_token = reuse ? *kept : new_csrf_token();
   auto response = page(status, sign_in_page(csrf_token, error));
   // The sign-in form's token lives as long as a session would: a form left open that long expires.
