@@ -25,7 +25,7 @@ struct Faults {
 
 // Idempotency keys kept by default: at the bench's pace (some 4,400 charges a second) the last
 // few minutes of keys, and about 100 MB at most; the charges themselves are all kept.
-inline constexpr std::int64_t kDefaultMaxIdempotencyKeys = 1000000;
+inline constexpr std::int64_t kDefaultMaxIdempotencyKeys = 5000000;
 inline constexpr std::int64_t kMaxIdempotencyKeysLimit = 1000000000;
 
 struct MockConfig {
