@@ -30,10 +30,10 @@ double checked_coordinate(const std::string& name, double value) {
 }
 
 // The one rule for a coordinate's text, whether it came in a form field, a JSON string or a JSON
-// number: [-+]digits[.digits], no exponent, finite, in range.
+// number: exactly [-+]digits[.digits] (so no "1." or ".5", no exponent), finite, in range.
 double coordinate_from_text(const std::string& name, const std::string& text) {
   if (text.empty()) throw invalid_param(name, "is empty");
-  auto value = config::parse_finite_decimal(text);
+  auto value = config::parse_plain_decimal(text);
   if (!value) throw invalid_param(name, "must be a finite decimal number");
   return checked_coordinate(name, *value);
 }
