@@ -178,6 +178,22 @@ BOOST_AUTO_TEST_CASE(a_nul_byte_anywhere_in_a_json_body_is_400_and_the_body_is_r
   BOOST_TEST(post_ride(new_key(), " \t\r\n" + valid + " \t\r\n", kJson).status == 201);
 }
 
+// [-+]digits[.digits]: a point needs digits on both sides (JSON numbers have them by JSON's grammar).
+BOOST_AUTO_TEST_CASE(a_coordinate_without_digits_on_both_sides_of_its_point_is_422) {
+  for (std::string number : {"1.", ".5", "+.5", "-.5"}) {
+    auto form_text = number.starts_with('+') ? "%2B" + number.substr(1) : number;
+    auto form = post_ride(new_key(), form_with_origin_lat(form_text));
+    auto json = post_ride(new_key(), json_with_origin_lat("\"" + number + "\""), kJson);
+    BOOST_TEST(form.status == 422, number << " as form -> " << form.body);
+    BOOST_TEST(json.status == 422, number << " as JSON string -> " << json.body);
+    BOOST_TEST(is_error(form), form.body);
+    BOOST_TEST(is_error(json), json.body);
+  }
+  expect_nothing_written(*this);
+  BOOST_TEST(post_ride(new_key(), form_with_origin_lat("%2B1.0")).status == 201);
+  BOOST_TEST(post_ride(new_key(), json_with_origin_lat("\"-0.5\""), kJson).status == 201);
+}
+
 BOOST_AUTO_TEST_CASE(a_repeated_limit_or_cursor_is_400_and_a_repeated_form_field_stays_422) {
   BOOST_REQUIRE(post_ride(new_key()).status == 201);
   BOOST_REQUIRE(post_ride(new_key()).status == 201);

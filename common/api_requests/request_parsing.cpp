@@ -21,6 +21,11 @@ ApiError invalid_param(const std::string& name, const std::string& problem) {
   return ApiError(422, "invalid_request_error", "Parameter " + name + " " + problem + ".");
 }
 
+// The message names the form, so a client (or a rider on the booking page) learns what to send.
+ApiError not_a_decimal(const std::string& name) {
+  return invalid_param(name, "must be a finite decimal number, [-+]digits[.digits]");
+}
+
 double checked_coordinate(const std::string& name, double value) {
   bool latitude = name.ends_with("_lat");
   if (latitude ? !rides::valid_latitude(value) : !rides::valid_longitude(value)) {
@@ -31,11 +36,11 @@ double checked_coordinate(const std::string& name, double value) {
 }
 
 // The one rule for a coordinate's text, whether it came in a form field, a JSON string or a JSON
-// number: [-+]digits[.digits], no exponent, finite, in range.
+// number: exactly [-+]digits[.digits] (so no "1." or ".5", no exponent), finite, in range.
 double coordinate_from_text(const std::string& name, const std::string& text) {
   if (text.empty()) throw invalid_param(name, "is empty");
-  auto value = config::parse_finite_decimal(text);
-  if (!value) throw invalid_param(name, "must be a finite decimal number");
+  auto value = config::parse_plain_decimal(text);
+  if (!value) throw not_a_decimal(name);
   return checked_coordinate(name, *value);
 }
 
@@ -76,9 +81,7 @@ rides::RideParams from_json(const std::string& body) {
     const JsonMember* member = object.find(name);
     if (!member || member->kind == JsonKind::null) throw invalid_param(name, "is required");
     // A number keeps its text, so a JSON number and a JSON string meet the form's rule.
-    if (member->kind != JsonKind::number && member->kind != JsonKind::string) {
-      throw invalid_param(name, "must be a finite decimal number");
-    }
+    if (member->kind != JsonKind::number && member->kind != JsonKind::string) throw not_a_decimal(name);
     out[i] = coordinate_from_text(name, member->text);
   }
   return {out[0], out[1], out[2], out[3]};
