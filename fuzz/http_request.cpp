@@ -72,10 +72,11 @@ int status_of(const boost::system::error_code& ec) {
   return 400;
 }
 
-Reading read_request(boost::beast::flat_buffer& buffer, Request& request) {
+Reading read_request(boost::beast::flat_buffer& buffer, Request& request,
+                     std::size_t header_limit = kServer.header_limit) {
   Reading reading;
   RequestParser parser(request);
-  parser.header_limit(static_cast<std::uint32_t>(kServer.header_limit));
+  parser.header_limit(static_cast<std::uint32_t>(header_limit));
   parser.body_limit(kServer.body_limit);
   std::size_t before = buffer.size();
   boost::system::error_code ec;
@@ -129,8 +130,11 @@ bool is_framing_field(std::string_view name) {
 void check_accepted(const Reading& reading, const Request& request) {
   const Headers& head = reading.head;
   FUZZ_CHECK(reading.version == 10 || reading.version == 11);
-  FUZZ_CHECK(reading.head_bytes <= kServer.header_limit);
-  // Every field line takes at least four bytes ("a:" and CRLF): the head's limit bounds their count.
+  // Beast 1.81 holds the request line and the field block each to header_limit, not their sum
+  // (basic_parser.ipp never takes the line from the limit): a head is refused with 431 only past
+  // twice the server's limit. Found by this target; the bound below is the one that holds.
+  FUZZ_CHECK(reading.head_bytes <= 2 * kServer.header_limit);
+  // Every field line takes at least four bytes ("a:" and CRLF): the limit bounds their count.
   FUZZ_CHECK(head.size() <= kServer.header_limit / 4);
   FUZZ_CHECK(request.body.size() <= kServer.body_limit);
   FUZZ_CHECK(!request.method.empty() && !request.target.empty());
@@ -185,9 +189,12 @@ std::string canonical_wire(const Reading& reading, const Request& request) {
 }
 
 void check_round_trip(const Reading& reading, const Request& request) {
-  auto buffer = buffer_of(canonical_wire(reading, request));
+  std::string wire = canonical_wire(reading, request);
+  auto buffer = buffer_of(wire);
   Request again;
-  Reading rereading = read_request(buffer, again);
+  // The canonical head may be longer than the one sent (a space after each colon, the length
+  // field), so its limit is its own size: the property is about meaning, not the limit.
+  Reading rereading = read_request(buffer, again, wire.size());
   FUZZ_CHECK(rereading.ending == Reading::Ending::accepted);
   FUZZ_CHECK(buffer.size() == 0);
   FUZZ_CHECK(again.method == request.method);
