@@ -57,6 +57,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# TARGET may be left out: `scripts/fuzz.sh 20` fuzzes every target for 20 s.
+if [[ ${1:-} =~ ^[0-9]+$ ]]; then set -- "" "$1"; fi
 only_target=${1:-}
 seconds=${2:-60}
 
@@ -110,6 +112,11 @@ target_flags() {
            gsub(/^[ \t]+|[ \t]+$/, "", value); print "-" kv[1] "=" value }' "$options"
   fi
 }
+
+# Whatever the caller set (scripts/test.sh sets both), every finding ends the run, and the only
+# findings left alone are those in fuzz/support/ubsan.supp (code that is not ours).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1:suppressions=$root/fuzz/support/ubsan.supp"
 
 # fuzz_one TARGET SECONDS: 0 when the run ended without a finding.
 fuzz_one() {
@@ -181,38 +188,61 @@ minimize_one() {
 }
 
 coverage() {
-  configure_and_build "$COVERAGE_BUILD_DIR" coverage
+  # ccache's base_dir (if set) would write the files' paths relative to the build folder into the
+  # coverage mapping, and llvm-cov's report then matches no file named to it.
+  CCACHE_BASEDIR='' configure_and_build "$COVERAGE_BUILD_DIR" coverage
   local profiles=$COVERAGE_BUILD_DIR/profiles
   rm -rf "$profiles"
   mkdir -p "$profiles"
   local objects=() target
   for target in "${targets[@]}"; do
     local binary=$COVERAGE_BUILD_DIR/fuzz/fuzz_$target
-    LLVM_PROFILE_FILE="$profiles/$target.profraw" "$binary" "$root/fuzz/corpus/$target" >/dev/null 2>&1
+    if ! LLVM_PROFILE_FILE="$profiles/$target.profraw" "$binary" "$root/fuzz/corpus/$target" \
+      >"$profiles/$target.log" 2>&1; then
+      echo "fuzz.sh: replaying fuzz/corpus/$target/ failed; see $profiles/$target.log" >&2
+      exit 1
+    fi
     objects+=(-object "$binary")
   done
   "$LLVM_PROFDATA" merge -sparse "$profiles"/*.profraw -o "$profiles/merged.profdata"
-  local files=()
-  mapfile -t files < <(grep -v '^\s*#' "$PARSER_FILES" | grep -v '^\s*$' | sed "s|^|$root/|")
   # The first object is the main one; llvm-cov wants it without -object.
-  "$LLVM_COV" report -instr-profile="$profiles/merged.profdata" -show-branch-summary "${objects[@]:1}" \
-    "${files[@]}"
-  "$LLVM_COV" export -summary-only -instr-profile="$profiles/merged.profdata" "${objects[@]:1}" "${files[@]}" \
+  "$LLVM_COV" export -summary-only -instr-profile="$profiles/merged.profdata" "${objects[@]:1}" \
     >"$profiles/summary.json"
-  python3 - "$profiles/summary.json" "$COVERAGE_MIN_LINES" "$root" "${files[@]}" <<'EOF'
-import json, sys
-summary, minimum, root, wanted = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4:]
-covered = {f["filename"]: f["summary"] for f in json.load(open(summary))["data"][0]["files"]}
+  # The parser files as the coverage mapping names them, for llvm-cov's report; then the threshold.
+  local mapped=()
+  mapfile -t mapped < <(python3 - "$profiles/summary.json" "$root" "$PARSER_FILES" <<'EOF'
+import json, os, sys
+summary, root, listing = sys.argv[1:]
+names = {os.path.normpath(f["filename"]): f["filename"] for f in json.load(open(summary))["data"][0]["files"]}
+for line in open(listing):
+    path = line.split("#")[0].strip()
+    if path and os.path.join(root, path) in names:
+        print(names[os.path.join(root, path)])
+EOF
+  )
+  if [ ${#mapped[@]} -gt 0 ]; then
+    "$LLVM_COV" report -instr-profile="$profiles/merged.profdata" -show-branch-summary "${objects[@]:1}" \
+      "${mapped[@]}"
+  fi
+  python3 - "$profiles/summary.json" "$COVERAGE_MIN_LINES" "$root" "$PARSER_FILES" <<'EOF'
+import json, os, sys
+summary, minimum, root, listing = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+covered = {os.path.normpath(f["filename"]): f["summary"] for f in json.load(open(summary))["data"][0]["files"]}
 failed = False
-for path in wanted:
-    name = path.removeprefix(root + "/")
-    if path not in covered:
+for line in open(listing):
+    name = line.split("#")[0].strip()
+    if not name:
+        continue
+    summary = covered.get(os.path.join(root, name))
+    if summary is None:
         print(f"fuzz.sh: {name}: not reached by any target", file=sys.stderr)
         failed = True
         continue
-    lines = covered[path]["lines"]["percent"]
-    if lines < minimum:
-        print(f"fuzz.sh: {name}: {lines:.1f} % of lines, under {minimum:g} %", file=sys.stderr)
+    lines, branches = summary["lines"], summary["branches"]
+    print(f"fuzz.sh: {name}: lines {lines['percent']:.1f} % ({lines['covered']}/{lines['count']}), "
+          f"branches {branches['percent']:.1f} % ({branches['covered']}/{branches['count']})")
+    if lines["percent"] < minimum:
+        print(f"fuzz.sh: {name}: under {minimum:g} % of lines", file=sys.stderr)
         failed = True
 print("fuzz.sh: coverage " + ("FAILED" if failed else f"holds: every parser file at {minimum:g} % of lines or more"))
 sys.exit(1 if failed else 0)

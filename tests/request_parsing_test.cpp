@@ -153,6 +153,47 @@ BOOST_AUTO_TEST_CASE(json_numbers_and_form_numbers_follow_one_rule) {
   }
 }
 
+// RapidJSON takes a NUL for the end of its input: a valid object, a NUL and anything at all was
+// once read as the object alone, answered 201 and charged, while a proxy, a log or another parser
+// reads the whole body. The body is read to its end: anything after the value but whitespace is 400.
+BOOST_AUTO_TEST_CASE(a_nul_byte_anywhere_in_a_json_body_is_400_and_the_body_is_read_to_its_end) {
+  using namespace std::string_literals;
+  const std::string valid = json_with_origin_lat("37.7749");
+  const std::vector<std::string> bodies = {
+      valid + "\0{{{not json"s,  // what the probe sent
+      valid + "\0"s,
+      valid + "\0"s + json_with_origin_lat("1"),  // a second request behind the NUL
+      valid + " \r\n\0 "s,
+      "\0"s + valid,
+      " \0"s + valid,
+      "{\"origin_lat\":37.7749\0,\"origin_lon\":-122.4194,\"target_lat\":37.8044,\"target_lon\":-122.2712}"s,
+      "{\"origin_lat\":\"37.7749\0\",\"origin_lon\":-122.4194,\"target_lat\":37.8044,\"target_lon\":-122.2712}"s,
+      "{\"origin_lat\":1,\"origin_lon\":1,\"target_lat\":1,\"target_lon\":1,\"note\":\"a\0b\"}"s,
+      valid + "x",  // trailing garbage without a NUL, refused before too
+  };
+  expect_json_bodies_refused(*this, bodies);
+  auto r = post_ride(new_key(), valid + "\0{{{not json"s, kJson);
+  BOOST_TEST(r.body.find("NUL") != std::string::npos, r.body);
+  // Whitespace around the object is JSON's own.
+  BOOST_TEST(post_ride(new_key(), " \t\r\n" + valid + " \t\r\n", kJson).status == 201);
+}
+
+// [-+]digits[.digits]: a point needs digits on both sides (JSON numbers have them by JSON's grammar).
+BOOST_AUTO_TEST_CASE(a_coordinate_without_digits_on_both_sides_of_its_point_is_422) {
+  for (std::string number : {"1.", ".5", "+.5", "-.5"}) {
+    auto form_text = number.starts_with('+') ? "%2B" + number.substr(1) : number;
+    auto form = post_ride(new_key(), form_with_origin_lat(form_text));
+    auto json = post_ride(new_key(), json_with_origin_lat("\"" + number + "\""), kJson);
+    BOOST_TEST(form.status == 422, number << " as form -> " << form.body);
+    BOOST_TEST(json.status == 422, number << " as JSON string -> " << json.body);
+    BOOST_TEST(is_error(form), form.body);
+    BOOST_TEST(is_error(json), json.body);
+  }
+  expect_nothing_written(*this);
+  BOOST_TEST(post_ride(new_key(), form_with_origin_lat("%2B1.0")).status == 201);
+  BOOST_TEST(post_ride(new_key(), json_with_origin_lat("\"-0.5\""), kJson).status == 201);
+}
+
 BOOST_AUTO_TEST_CASE(a_repeated_limit_or_cursor_is_400_and_a_repeated_form_field_stays_422) {
   BOOST_REQUIRE(post_ride(new_key()).status == 201);
   BOOST_REQUIRE(post_ride(new_key()).status == 201);

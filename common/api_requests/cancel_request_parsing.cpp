@@ -45,13 +45,13 @@ std::optional<std::string> reason_from_form(const std::string& body) {
   return reason;
 }
 
+// A string or nothing: a number, though the reader keeps its text, is not a reason.
 std::optional<std::string> reason_from_json(const std::string& body) {
-  rapidjson::Document doc = parse_strict_json(body);
-  if (!doc.IsObject()) throw ApiError(400, "invalid_request_error", "The JSON body must be an object.");
-  auto it = doc.FindMember("reason");
-  if (it == doc.MemberEnd() || it->value.IsNull()) return std::nullopt;
-  if (!it->value.IsString()) throw invalid_reason("must be a string");
-  return checked_reason(std::string(it->value.GetString(), it->value.GetStringLength()));
+  JsonObject object = parse_strict_json_object(body);
+  const JsonMember* reason = object.find("reason");
+  if (!reason || reason->kind == JsonKind::null) return std::nullopt;
+  if (reason->kind != JsonKind::string) throw invalid_reason("must be a string");
+  return checked_reason(reason->text);
 }
 
 }  // namespace

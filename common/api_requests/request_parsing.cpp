@@ -31,10 +31,10 @@ double checked_coordinate(const std::string& name, double value) {
 }
 
 // The one rule for a coordinate's text, whether it came in a form field, a JSON string or a JSON
-// number: [-+]digits[.digits], no exponent, finite, in range.
+// number: exactly [-+]digits[.digits] (so no "1." or ".5", no exponent), finite, in range.
 double coordinate_from_text(const std::string& name, const std::string& text) {
   if (text.empty()) throw invalid_param(name, "is empty");
-  auto value = config::parse_finite_decimal(text);
+  auto value = config::parse_plain_decimal(text);
   if (!value) throw invalid_param(name, "must be a finite decimal number");
   return checked_coordinate(name, *value);
 }
@@ -69,16 +69,17 @@ rides::RideParams from_form(const std::string& body) {
 }
 
 rides::RideParams from_json(const std::string& body) {
-  rapidjson::Document doc = parse_strict_json(body);
-  if (!doc.IsObject()) throw ApiError(400, "invalid_request_error", "The JSON body must be an object.");
+  JsonObject object = parse_strict_json_object(body);
   double out[4];
   for (int i = 0; i < 4; ++i) {
     std::string name = kParamNames[i];
-    auto it = doc.FindMember(kParamNames[i]);
-    if (it == doc.MemberEnd() || it->value.IsNull()) throw invalid_param(name, "is required");
-    // Numbers arrive as their text, so a JSON number and a JSON string meet the form's rule.
-    if (!it->value.IsString()) throw invalid_param(name, "must be a finite decimal number");
-    out[i] = coordinate_from_text(name, std::string(it->value.GetString(), it->value.GetStringLength()));
+    const JsonMember* member = object.find(name);
+    if (!member || member->kind == JsonKind::null) throw invalid_param(name, "is required");
+    // A number keeps its text, so a JSON number and a JSON string meet the form's rule.
+    if (member->kind != JsonKind::number && member->kind != JsonKind::string) {
+      throw invalid_param(name, "must be a finite decimal number");
+    }
+    out[i] = coordinate_from_text(name, member->text);
   }
   return {out[0], out[1], out[2], out[3]};
 }

@@ -37,7 +37,8 @@ BodyFormat body_format(const http::Request& request);
 // The registry's readers (common/flows/flow_registry.hpp): a request's parameters as the canonical
 // JSON stored on its key. POST /rides: parse_ride_params. POST /rides/{id}/cancel: the ride id from
 // the path (404 when it cannot be one) and an optional `reason`, printable text of at most 500
-// bytes (422 otherwise; repeated: 422), from a form or JSON body.
+// bytes (422 otherwise; repeated: 422), from a form field or a JSON string (JSON null: no reason;
+// a JSON number or anything else: 422).
 std::string read_ride_params(const http::Request& request, const std::vector<std::string>& path_arguments);
 std::string read_cancel_params(const http::Request& request, const std::vector<std::string>& path_arguments);
 

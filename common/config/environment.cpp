@@ -51,24 +51,37 @@ std::optional<std::int64_t> parse_integer(std::string_view text) {
   return value;
 }
 
-std::optional<double> parse_finite_decimal(std::string_view text) {
-  // Only [-+]digits[.digits]: no hex, no exponent-only forms, no "inf"/"nan", no spaces, no NUL.
+namespace {
+
+// How many digits stand on each side of the point in [-+]digits[.digits]-like text (digits may be
+// missing on either side); nothing when the text has another shape or is too long to be a
+// coordinate or a setting.
+struct DecimalShape {
+  std::size_t integer_digits = 0;
+  bool point = false;
+  std::size_t fraction_digits = 0;
+};
+
+std::optional<DecimalShape> decimal_shape(std::string_view text) {
   if (text.empty() || text.size() > 64) return std::nullopt;
+  DecimalShape shape;
   std::size_t i = 0;
   if (text[i] == '-' || text[i] == '+') ++i;
-  std::size_t digits = 0;
-  bool seen_dot = false;
   for (; i < text.size(); ++i) {
     char c = text[i];
     if (c >= '0' && c <= '9') {
-      ++digits;
-    } else if (c == '.' && !seen_dot) {
-      seen_dot = true;
+      ++(shape.point ? shape.fraction_digits : shape.integer_digits);
+    } else if (c == '.' && !shape.point) {
+      shape.point = true;
     } else {
       return std::nullopt;
     }
   }
-  if (digits == 0) return std::nullopt;
+  return shape;
+}
+
+// The value of text decimal_shape accepted, when finite.
+std::optional<double> decimal_value(std::string_view text) {
   // from_chars rejects a leading '+'.
   std::string_view digits_part = text[0] == '+' ? text.substr(1) : text;
   double value = 0;
@@ -78,6 +91,20 @@ std::optional<double> parse_finite_decimal(std::string_view text) {
     return std::nullopt;
   }
   return value;
+}
+
+}  // namespace
+
+std::optional<double> parse_plain_decimal(std::string_view text) {
+  auto shape = decimal_shape(text);
+  if (!shape || shape->integer_digits == 0 || (shape->point && shape->fraction_digits == 0)) return std::nullopt;
+  return decimal_value(text);
+}
+
+std::optional<double> parse_finite_decimal(std::string_view text) {
+  auto shape = decimal_shape(text);
+  if (!shape || shape->integer_digits + shape->fraction_digits == 0) return std::nullopt;
+  return decimal_value(text);
 }
 
 std::int64_t Environment::integer(const std::string& name, std::int64_t fallback, std::int64_t min,

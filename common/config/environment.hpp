@@ -53,8 +53,13 @@ class Environment {
   Lookup lookup_;
 };
 
-// Strict number parsing shared with request validation: the whole string must be consumed.
+// Strict number parsing shared with request validation: the whole string must be consumed, and
+// none of them reads an exponent, hex, infinity, NaN, a space or a NUL.
 std::optional<std::int64_t> parse_integer(std::string_view text);
+// Exactly [-+]digits[.digits], a point with digits on both sides: the API's documented form for a
+// coordinate, which a form field, a JSON string and a JSON number must all have.
+std::optional<double> parse_plain_decimal(std::string_view text);
+// Also a point with digits on one side only (".5", "5."), as operators write settings and flags.
 std::optional<double> parse_finite_decimal(std::string_view text);
 
 }  // namespace rr::config
