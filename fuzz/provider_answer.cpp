@@ -20,9 +20,9 @@ using rr::payments::ProviderAnswerFields;
 
 // The first member named `name`, when it is a string; "" otherwise.
 std::string string_member(const rapidjson::Value& object, const char* name) {
-  auto member = object.FindMember(name);
-  if (member == object.MemberEnd() || !member->value.IsString()) return {};
-  return {member->value.GetString(), member->value.GetStringLength()};
+  // operator[] is FindMember's first match.
+  if (!object.HasMember(name) || !object[name].IsString()) return {};
+  return {object[name].GetString(), object[name].GetStringLength()};
 }
 
 struct Reference {
@@ -38,13 +38,11 @@ Reference dom_reading(std::string_view body) {
   if (document.HasParseError()) return reference;
   reference.fields.json = true;
   if (!document.IsObject()) return reference;
-  auto id = document.FindMember("id");
-  reference.has_id = id != document.MemberEnd() && id->value.IsString();
+  reference.has_id = document.HasMember("id") && document["id"].IsString();
   reference.fields.id = string_member(document, "id");
-  auto error = document.FindMember("error");
-  if (error != document.MemberEnd() && error->value.IsObject()) {
-    reference.fields.message = string_member(error->value, "message");
-    reference.fields.code = string_member(error->value, "code");
+  if (document.HasMember("error") && document["error"].IsObject()) {
+    reference.fields.message = string_member(document["error"], "message");
+    reference.fields.code = string_member(document["error"], "code");
   }
   return reference;
 }
