@@ -4,6 +4,7 @@
 // gives no fields). Both with and without id_only: with it, a well-formed body gives the same id,
 // and the fields of a body the DOM refuses may only come from a reading stopped at an "id".
 #include <rapidjson/document.h>
+#include <rapidjson/memorystream.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -31,10 +32,15 @@ struct Reference {
 };
 
 Reference dom_reading(std::string_view body) {
-  rapidjson::Document document;
-  // Iterative, as a deep body must not exhaust the stack of the reference either.
-  document.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   Reference reference;
+  // JSON never holds a raw NUL (RapidJSON's streams would end there, ignoring what follows).
+  if (body.find('\0') != std::string_view::npos) return reference;
+  rapidjson::Document document;
+  // From the stream itself: Document::Parse(text, length) would skip a leading 0xEF, 0xBB or 0xBF
+  // (its reading of a byte order mark), which our reader does not. Iterative, as a deep body must
+  // not exhaust the stack of the reference either.
+  rapidjson::MemoryStream stream(body.data(), body.size());
+  document.ParseStream<rapidjson::kParseIterativeFlag>(stream);
   if (document.HasParseError()) return reference;
   reference.fields.json = true;
   if (!document.IsObject()) return reference;
