@@ -130,6 +130,17 @@ BOOST_AUTO_TEST_CASE(a_fragment_is_refused_so_a_password_cut_at_a_hash_never_bec
   BOOST_TEST(parse_redis_url("redis://:pass%23word@h:6379").password.value_or("") == "pass#word");
 }
 
+BOOST_AUTO_TEST_CASE(an_unknown_parameter_after_the_password_is_not_repeated) {
+  // A password with an unencoded '&': its rest reads as a parameter's name.
+  std::string message = url_error("unix:///s.sock?password=pass&word-hunter2");
+  BOOST_TEST(message.find("hunter2") == std::string::npos, message);
+  BOOST_TEST(message.find("%26") != std::string::npos, message);
+  BOOST_TEST(url_error("/s.sock?db=1&password=x&hunter2=1").find("hunter2") == std::string::npos);
+  // Before any password, the name helps and is not a secret.
+  BOOST_TEST(url_error("unix:///s.sock?timeout=3&password=x").find("'timeout'") != std::string::npos);
+  BOOST_TEST(parse_redis_url("unix:///s.sock?password=pass%26word").password.value_or("") == "pass&word");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(redis_connection)

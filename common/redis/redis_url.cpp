@@ -102,6 +102,11 @@ RedisEndpoint socket_endpoint(const urls::url_view& url) {
       endpoint.db = parse_db(param.value);
     } else if (param.key == "password") {
       endpoint.password = param.value;
+    } else if (endpoint.password) {
+      // After password=, an unknown "parameter" is likely the rest of a password cut at an
+      // unencoded '&': never repeat it.
+      throw RedisUrlError(
+          "unknown parameter after password= (only db and password are understood; write a '&' in a password as %26)");
     } else {
       throw RedisUrlError("unknown parameter '" + param.key + "' (only db and password are understood)");
     }
