@@ -4,6 +4,7 @@
 // gives no fields). Both with and without id_only: with it, a well-formed body gives the same id,
 // and the fields of a body the DOM refuses may only come from a reading stopped at an "id".
 #include <rapidjson/document.h>
+#include <rapidjson/memorystream.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -20,9 +21,9 @@ using rr::payments::ProviderAnswerFields;
 
 // The first member named `name`, when it is a string; "" otherwise.
 std::string string_member(const rapidjson::Value& object, const char* name) {
-  auto member = object.FindMember(name);
-  if (member == object.MemberEnd() || !member->value.IsString()) return {};
-  return {member->value.GetString(), member->value.GetStringLength()};
+  // operator[] is FindMember's first match.
+  if (!object.HasMember(name) || !object[name].IsString()) return {};
+  return {object[name].GetString(), object[name].GetStringLength()};
 }
 
 struct Reference {
@@ -31,20 +32,23 @@ struct Reference {
 };
 
 Reference dom_reading(std::string_view body) {
-  rapidjson::Document document;
-  // Iterative, as a deep body must not exhaust the stack of the reference either.
-  document.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   Reference reference;
+  // JSON never holds a raw NUL (RapidJSON's streams would end there, ignoring what follows).
+  if (body.find('\0') != std::string_view::npos) return reference;
+  rapidjson::Document document;
+  // From the stream itself: Document::Parse(text, length) would skip a leading 0xEF, 0xBB or 0xBF
+  // (its reading of a byte order mark), which our reader does not. Iterative, as a deep body must
+  // not exhaust the stack of the reference either.
+  rapidjson::MemoryStream stream(body.data(), body.size());
+  document.ParseStream<rapidjson::kParseIterativeFlag>(stream);
   if (document.HasParseError()) return reference;
   reference.fields.json = true;
   if (!document.IsObject()) return reference;
-  auto id = document.FindMember("id");
-  reference.has_id = id != document.MemberEnd() && id->value.IsString();
+  reference.has_id = document.HasMember("id") && document["id"].IsString();
   reference.fields.id = string_member(document, "id");
-  auto error = document.FindMember("error");
-  if (error != document.MemberEnd() && error->value.IsObject()) {
-    reference.fields.message = string_member(error->value, "message");
-    reference.fields.code = string_member(error->value, "code");
+  if (document.HasMember("error") && document["error"].IsObject()) {
+    reference.fields.message = string_member(document["error"], "message");
+    reference.fields.code = string_member(document["error"], "code");
   }
   return reference;
 }

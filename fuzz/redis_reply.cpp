@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/redis/connection.hpp"
-#include "common/redis/sentinel_discovery.hpp"
+#include "common/redis/master_address.hpp"
 #include "common/redis/server_role.hpp"
 #include "fuzz/support/fuzz_check.hpp"
 

@@ -29,15 +29,20 @@ std::optional<std::string_view> metadata_key(std::string_view field) {
   return key;
 }
 
-// A Stripe error response: 400, {"error":{"type":"invalid_request_error","message":...,"param":...}}.
-void check_error(const rr::http::Response& response, std::string_view param) {
-  FUZZ_CHECK(response.status == 400);
+// A Stripe error response: `status` (400 unless said), {"error":{"type":"invalid_request_error",
+// "message":...,"param":...}}, "param" omitted when empty.
+void check_error(const rr::http::Response& response, std::string_view param, int status = 400) {
+  FUZZ_CHECK(response.status == status);
   rapidjson::Document body;
   body.Parse(response.body.data(), response.body.size());
   FUZZ_CHECK(!body.HasParseError() && body.IsObject() && body.HasMember("error") && body["error"].IsObject());
   const auto& error = body["error"];
   FUZZ_CHECK(error.HasMember("message") && error["message"].IsString());
   FUZZ_CHECK(error.HasMember("type") && std::string_view(error["type"].GetString()) == "invalid_request_error");
+  if (param.empty()) {
+    FUZZ_CHECK(!error.HasMember("param"));  // a field without a name: Stripe's body omits it
+    return;
+  }
   FUZZ_CHECK(error.HasMember("param") && error["param"].IsString());
   FUZZ_CHECK(std::string_view(error["param"].GetString(), error["param"].GetStringLength()) == param);
 }
@@ -110,5 +115,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto amount = rr::stripe_mock::param(params, "amount");
   check_amount(amount ? *amount : std::string(body));
   check_metadata(params);
+
+  // The other refusals an endpoint builds from what the client sent: a missing parameter (named by
+  // any field's name) and an unknown object (its id any field's value).
+  if (!params.empty()) {
+    check_error(rr::stripe_mock::missing(params.front().first), params.front().first);
+    check_error(rr::stripe_mock::no_such("charge", params.back().second, "charge"), "charge", 404);
+  }
+  FUZZ_CHECK(rr::stripe_mock::now_epoch() > 0);
   return 0;
 }

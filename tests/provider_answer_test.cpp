@@ -108,6 +108,19 @@ BOOST_AUTO_TEST_CASE(a_long_string_outgrows_the_stack_buffer_and_is_still_read_w
   BOOST_TEST(fields.message == message);
 }
 
+BOOST_AUTO_TEST_CASE(a_raw_nul_byte_after_the_json_makes_the_body_not_json) {
+  // RapidJSON's streams end at a NUL: read naively, what follows one would be ignored.
+  for (std::string body : {std::string("{\"id\":\"ch_1\"}\0<html>", 20), std::string("{}\0", 3),
+                           std::string("{\"error\":{\"message\":\"m\"}} \0 ", 28)}) {
+    auto fields = read_provider_answer(body);
+    BOOST_TEST(!fields.json, body.size());
+    BOOST_TEST(fields.id == "");
+    BOOST_TEST(fields.message == "");
+  }
+  // Escaped, a NUL is an ordinary character of a string.
+  BOOST_TEST(read_provider_answer(R"({"id":"ch_\u0000"})").id == std::string("ch_\0", 4));
+}
+
 BOOST_AUTO_TEST_CASE(a_deeply_nested_answer_is_read_without_exhausting_the_stack) {
   // Well-formed: 100,000 levels inside the charge, which still gives its id.
   std::string deep = R"({"id":"ch_deep","nested":)" + std::string(100000, '[') + std::string(100000, ']') + "}";

@@ -117,6 +117,30 @@ BOOST_AUTO_TEST_CASE(errors_never_repeat_the_password) {
   BOOST_TEST(parse_redis_url("redis://:hunter2@h:1/0").describe().find("hunter2") == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_fragment_is_refused_so_a_password_cut_at_a_hash_never_becomes_the_host) {
+  // An unencoded '#' ends the authority: what comes before it, a password's start, would be the
+  // host, and the host is what log lines name.
+  std::string message = url_error("redis://hunter2#x@redis:6379/0");
+  BOOST_TEST(message.find("%23") != std::string::npos, message);
+  BOOST_TEST(message.find("hunter2") == std::string::npos, message);
+  BOOST_TEST(url_error("redis://:pass#word@h:6379").find("%23") != std::string::npos);
+  // The socket's password would be cut at the '#' without a word.
+  BOOST_TEST(url_error("unix:///s.sock?password=pass#word").find("%23") != std::string::npos);
+  BOOST_TEST(url_error("/s.sock#x").find("%23") != std::string::npos);
+  BOOST_TEST(parse_redis_url("redis://:pass%23word@h:6379").password.value_or("") == "pass#word");
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_parameter_after_the_password_is_not_repeated) {
+  // A password with an unencoded '&': its rest reads as a parameter's name.
+  std::string message = url_error("unix:///s.sock?password=pass&word-hunter2");
+  BOOST_TEST(message.find("hunter2") == std::string::npos, message);
+  BOOST_TEST(message.find("%26") != std::string::npos, message);
+  BOOST_TEST(url_error("/s.sock?db=1&password=x&hunter2=1").find("hunter2") == std::string::npos);
+  // Before any password, the name helps and is not a secret.
+  BOOST_TEST(url_error("unix:///s.sock?timeout=3&password=x").find("'timeout'") != std::string::npos);
+  BOOST_TEST(parse_redis_url("unix:///s.sock?password=pass%26word").password.value_or("") == "pass&word");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(redis_connection)

@@ -95,7 +95,10 @@ ProviderAnswerFields read_provider_answer(std::string_view body, bool id_only) {
   AnswerFieldsHandler handler(fields, id_only);
   // Iterative: an answer may be megabytes of '[' (the HTTP client takes up to 8 MiB), and the
   // recursive reader spends a stack frame per level, on a fiber's stack of 256 KiB.
-  if (!reader.Parse<rapidjson::kParseIterativeFlag>(stream, handler) && !handler.stopped_at_id()) return {};
+  // RapidJSON's streams end at a NUL byte, which JSON never holds raw: a body is JSON only when its
+  // value ends at the body's end, not at a NUL with more bytes after it.
+  bool whole = reader.Parse<rapidjson::kParseIterativeFlag>(stream, handler) && stream.Tell() == body.size();
+  if (!whole && !handler.stopped_at_id()) return {};
   fields.json = true;
   return fields;
 }

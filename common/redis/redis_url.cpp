@@ -102,6 +102,11 @@ RedisEndpoint socket_endpoint(const urls::url_view& url) {
       endpoint.db = parse_db(param.value);
     } else if (param.key == "password") {
       endpoint.password = param.value;
+    } else if (endpoint.password) {
+      // After password=, an unknown "parameter" is likely the rest of a password cut at an
+      // unencoded '&': never repeat it.
+      throw RedisUrlError(
+          "unknown parameter after password= (only db and password are understood; write a '&' in a password as %26)");
     } else {
       throw RedisUrlError("unknown parameter '" + param.key + "' (only db and password are understood)");
     }
@@ -119,6 +124,11 @@ std::string RedisEndpoint::describe() const {
 
 RedisEndpoint parse_redis_url(std::string_view text) {
   if (text.starts_with("rediss://")) throw RedisUrlError("TLS (rediss://) is not supported by this build's hiredis");
+  // A URL's '#' starts a fragment, which no Redis URL has: an unencoded one in a password would end
+  // the authority early and make the password's start the host, which log lines name.
+  if (text.find('#') != std::string_view::npos) {
+    throw RedisUrlError("a '#' ends the URL early (write a '#' in a password or path as %23)");
+  }
   const bool bare_path = text.starts_with("/");
   if (!bare_path && !text.starts_with("redis://") && !text.starts_with("unix://")) {
     throw RedisUrlError("expected redis://host:port/db, unix:///path/to/socket or /path/to/socket");

@@ -23,10 +23,6 @@ struct MasterAddress {
   RedisEndpoint sentinel;  // the sentinel that named it
 };
 
-// SENTINEL get-master-addr-by-name's answer, [ip, port], as the master's endpoint. Throws
-// RedisError for nil (the name is not monitored) and for any other shape.
-RedisEndpoint parse_master_address(const Reply& reply, const std::string& master_name);
-
 class SentinelDiscovery {
  public:
   // Short timeouts by default: a sentinel that does not answer in half a second is skipped for
