@@ -7,6 +7,7 @@
 #include "common/auth/tokens.hpp"
 #include "common/web/cookies.hpp"
 #include "common/web/session_cookie.hpp"
+#include "common/web/session_token.hpp"
 
 namespace rr::web {
 namespace {
@@ -24,7 +25,7 @@ SessionLookup::SessionLookup(SessionStore& sessions, auth::AuthFailureThrottle& 
 std::optional<CookieSession> SessionLookup::of(const http::Request& request) {
   auto token = cookie_value(request, kSessionCookie);
   // A cookie of another shape is never looked up, so it costs the database nothing.
-  if (!token || !SessionStore::looks_like_session_token(*token)) return std::nullopt;
+  if (!token || !looks_like_session_token(*token)) return std::nullopt;
   std::string hash = auth::sha256(*token);
   if (!proven_.find(hash)) {
     if (auto seconds = failures_.retry_after(request.remote_address)) {
