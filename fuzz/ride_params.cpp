@@ -67,12 +67,8 @@ std::array<std::string, 4> sent_texts(const rr::http::Request& request) {
       }
     }
   } else {
-    auto doc = rr::api::parse_strict_json(request.body);
-    for (std::size_t i = 0; i < kNames.size(); ++i) {
-      // The names are literals: their data() ends with a NUL, as FindMember wants.
-      const auto& value = doc.FindMember(kNames[i].data())->value;
-      texts[i].assign(value.GetString(), value.GetStringLength());
-    }
+    auto object = rr::api::parse_strict_json_object(request.body);
+    for (std::size_t i = 0; i < kNames.size(); ++i) texts[i] = object.find(kNames[i])->text;
   }
   return texts;
 }

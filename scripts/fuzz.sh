@@ -127,8 +127,9 @@ fuzz_one() {
   local artifacts=$FUZZ_BUILD_DIR/artifacts/$target
   local log=$FUZZ_BUILD_DIR/logs/$target.log
   mkdir -p "$corpus" "$found" "$artifacts" "$(dirname "$log")"
-  local flags
-  mapfile -t flags < <(target_flags "$target")
+  local target_flags flags
+  mapfile -t target_flags < <(target_flags "$target")
+  flags=("${target_flags[@]}")
   if [ "$FUZZ_FORK" -gt 0 ]; then flags+=("-fork=$FUZZ_FORK"); fi
   # shellcheck disable=SC2206 # flags separated by spaces, as on a command line
   flags+=($FUZZ_EXTRA_FLAGS)
@@ -144,11 +145,10 @@ fuzz_one() {
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   per_second=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   if [ -z "$executions" ]; then
-    local last
-    last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
-    executions=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<<"$last")
-    per_second=$(sed -n 's/.*exec\/s: \([0-9]*\).*/\1/p' <<<"$last")
+    executions=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/^#\([0-9]*\).*/\1/p')
   fi
+  # -fork's parent reports no rate of its own: the executions over the time asked.
+  if [ -z "$per_second" ] || [ "$per_second" = 0 ]; then per_second=$((${executions:-0} / seconds)); fi
   echo "fuzz.sh: $target: ${executions:-0} executions, ${per_second:-0} exec/s, $(find "$found" -type f | wc -l) inputs found so far in $found"
 
   # A finding is a non-zero exit, or (-fork with -ignore_crashes goes on after one) an input saved.
@@ -166,7 +166,8 @@ fuzz_one() {
   fi
   if [ "$merge" -eq 1 ]; then
     echo "fuzz.sh: merging what $target found into fuzz/corpus/$target/"
-    "$binary" -merge=1 "${flags[@]}" "$corpus" "$found" >>"$log" 2>&1
+    # Without -fork and the flags that only a fuzzing run takes: a merge with -fork fuzzes instead.
+    "$binary" -merge=1 "${target_flags[@]}" "$corpus" "$found" >>"$log" 2>&1
     rm -rf "$found"
   fi
   return 0

@@ -5,6 +5,7 @@
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,6 +76,14 @@ std::string access_line(const std::string& request_id) {
 
 const std::vector<std::string> kNotFinallyChunked = {"gzip",          "xchunked", "\"chunked\"",
                                                      "chunked, gzip", "identity", ""};
+
+// A chunked body holding `body` in one chunk, then the trailer `trailer` (fields, each ending in
+// CRLF) and the blank line that ends the message.
+std::string chunked(const std::string& body, const std::string& trailer) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  return std::string(size) + "\r\n" + body + "\r\n0\r\n" + trailer + "\r\n";
+}
 
 }  // namespace
 
@@ -248,6 +257,69 @@ BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_are_escaped_in_the_access_log) {
   BOOST_TEST(status_of(connection.read_response()) == 404);
   auto line = access_line("not-utf8");
   BOOST_TEST(line.find("path=\"/caf\xc3\xa9/\\xff\\xc0\\xaf\"") != std::string::npos, line);
+}
+
+// Fields sent after a chunked body were once merged into the headers after every framing check had
+// passed: a trailer could authenticate, key and type a request that its header section did not.
+BOOST_AUTO_TEST_CASE(fields_sent_only_in_a_chunked_trailer_are_never_acted_on) {
+  const std::string post = "POST /rides HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n";
+  const std::string auth = "Authorization: Bearer " + api().token + "\r\n";
+  const std::string form_type = "Content-Type: application/x-www-form-urlencoded\r\n";
+  auto key = [] { return "Idempotency-Key: " + new_key() + "\r\n"; };
+  auto answer_to = [](const std::string& wire) {
+    RawConnection connection(api().port);
+    connection.send(wire);
+    return connection.read_response();
+  };
+
+  // Authorization only in the trailer.
+  BOOST_TEST(status_of(answer_to(post + key() + form_type + "\r\n" + chunked(kForm, auth))) == 401);
+  // The Idempotency-Key only in the trailer.
+  auto answer = answer_to(post + auth + form_type + "\r\n" + chunked(kForm, key()));
+  BOOST_TEST(status_of(answer) == 400);
+  BOOST_TEST(body_of(answer).find("An Idempotency-Key header is required.") != std::string::npos, answer);
+  // Content-Type only in the trailer: the body is read as a form, the type when none is given.
+  std::string json = R"({"origin_lat":1,"origin_lon":2,"target_lat":3,"target_lon":4})";
+  BOOST_TEST(status_of(answer_to(post + auth + key() + "\r\n" + chunked(json, "Content-Type: application/json\r\n"))) ==
+             422);
+  expect_no_rows();
+
+  // X-Request-Id only in the trailer names nothing in the access log.
+  RawConnection connection(api().port);
+  connection.send("POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                  chunked("x", "X-Request-Id: trailer-request-id\r\n") +
+                  "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: after-the-trailer\r\n\r\n");
+  connection.read_response();
+  BOOST_TEST(status_of(connection.read_response()) == 200);
+  access_line("after-the-trailer");
+  BOOST_TEST(api().process.output().find("request_id=trailer-request-id") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_trailer_field_folded_over_lines_is_400) {
+  RawConnection connection(api().port);
+  connection.send(authenticated_post_head() + "Transfer-Encoding: chunked\r\n\r\n" +
+                  chunked(kForm, "X-Note: a\r\n b\r\n") + kPipelinedHealthz);
+  expect_one_error_then_close(connection, 400);
+  expect_no_rows();
+}
+
+// Beast bounds the header section only: a trailer or a chunk's extensions that never end would
+// otherwise be buffered for as long as the client keeps sending.
+BOOST_AUTO_TEST_CASE(a_trailer_or_chunk_line_that_never_ends_is_431_not_buffered) {
+  for (std::string start : {std::string("0\r\n"), std::string("1;ext=")}) {
+    BOOST_TEST_CONTEXT(start) {
+      RawConnection connection(api().port);
+      connection.send(authenticated_post_head() + "Transfer-Encoding: chunked\r\n\r\n" + start);
+      std::string filler = start == "0\r\n" ? "X-Filler: " + std::string(1000, 'a') + "\r\n" : std::string(1024, 'a');
+      // 200 KiB, far past the 16 KiB bound; the server may close before all of it is sent.
+      try {
+        for (int i = 0; i < 200; ++i) connection.send(filler);
+      } catch (const std::runtime_error&) {
+      }
+      expect_one_error_then_close(connection, 431);
+    }
+  }
+  expect_no_rows();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

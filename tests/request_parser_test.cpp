@@ -151,3 +151,51 @@ BOOST_AUTO_TEST_CASE(the_parsers_limits_still_hold) {
   ec = parse("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", request).ec;
   BOOST_TEST((ec == boost::beast::http::error::multiple_content_length));  // two lengths: a smuggling attempt
 }
+
+// A chunked body's trailer is not the header section: its fields are counted and checked, never
+// added to the request's headers, or a field sent after the body would authenticate, key or
+// attribute the request (RFC 9110 section 6.5).
+BOOST_AUTO_TEST_CASE(trailer_fields_are_counted_and_never_become_headers) {
+  Request request;
+  auto parsed = parse(
+      "POST /rides HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\nhello\r\n0\r\nAuthorization: Bearer trailer-token\r\nX-Forwarded-For: 203.0.113.9\r\n"
+      "Idempotency-Key: a-key-sent-only-in-the-trailer\r\n\r\n",
+      request);
+  BOOST_TEST_REQUIRE(!parsed.ec, parsed.ec.message());
+  BOOST_TEST(request.body == "hello");
+  BOOST_TEST_REQUIRE(request.headers.size() == 2u);
+  BOOST_TEST(request.headers[0].first == "Host");
+  BOOST_TEST(request.headers[1].first == "Transfer-Encoding");
+  BOOST_TEST(!request.header("Authorization"));
+  BOOST_TEST(!request.header("X-Forwarded-For"));
+  BOOST_TEST(!request.header("Idempotency-Key"));
+  BOOST_TEST(parsed.parser->trailer_fields() == 3u);
+  BOOST_TEST(!parsed.parser->folded_trailer_field());
+  BOOST_TEST(!parsed.parser->folded_field());
+}
+
+BOOST_AUTO_TEST_CASE(a_folded_trailer_field_is_told_apart_from_a_folded_header) {
+  Request request;
+  auto parsed =
+      parse("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-Note: a\r\n b\r\n\r\n",
+            request);
+  BOOST_TEST_REQUIRE(!parsed.ec, parsed.ec.message());
+  BOOST_TEST(parsed.parser->folded_trailer_field());
+  BOOST_TEST(!parsed.parser->folded_field());
+  BOOST_TEST(request.headers.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_trailer_is_bounded_like_a_header) {
+  Request request;
+  std::string head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n";
+  Parsed parsed{{}, std::make_unique<RequestParser>(request)};
+  parsed.parser->trailer_limit(100);
+  boost::beast::flat_buffer buffer;
+  std::string wire = head + "X-Big: " + std::string(200, 'a') + "\r\n\r\n";
+  auto space = buffer.prepare(wire.size());
+  std::memcpy(space.data(), wire.data(), wire.size());
+  buffer.commit(wire.size());
+  rr::http::parse_buffered(buffer, *parsed.parser, true, parsed.ec);
+  BOOST_TEST((parsed.ec == boost::beast::http::error::header_limit), parsed.ec.message());
+}

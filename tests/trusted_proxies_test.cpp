@@ -3,6 +3,7 @@
 #include "common/http/trusted_proxies.hpp"
 
 #include <boost/test/unit_test.hpp>
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -84,6 +85,26 @@ struct TrustingApi {
            db.scalar("SELECT host(origin_ip) FROM audit_records ORDER BY resource_id DESC LIMIT 1");
   }
 };
+
+// HAProxy forwards a chunked body's trailer as it came: an X-Forwarded-For there is the client's own
+// writing, sent after the body, and must never name the client (nor reach the access log's remote).
+BOOST_FIXTURE_TEST_CASE(an_x_forwarded_for_in_a_chunked_trailer_names_nobody, TrustingApi) {
+  auto key = new_key();
+  const auto& form = RideFixture::kDefaultForm;
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx", form.size());
+  RawConnection connection(process.port());
+  connection.send("POST /rides HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\nIdempotency-Key: " + key +
+                  "\r\nX-Request-Id: trailer-forwarded-for\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n" +
+                  size + "\r\n" + form + "\r\n0\r\nX-Forwarded-For: 198.51.100.23\r\n\r\n");
+  auto answer = connection.read_response();
+  BOOST_TEST(status_of(answer) == 201, answer);
+  BOOST_TEST(db.scalar("SELECT host(origin_ip) FROM idempotency_keys WHERE idempotency_key = '" + key + "'") ==
+             "127.0.0.1");
+  BOOST_REQUIRE(process.wait_for_output("request_id=trailer-forwarded-for ", std::chrono::seconds(3)));
+  BOOST_TEST(process.output().find("198.51.100.23") == std::string::npos);
+}
 
 BOOST_FIXTURE_TEST_CASE(x_forwarded_for_names_the_client_only_through_a_trusted_proxy, TrustingApi) {
   BOOST_TEST(origins_after_ride("127.0.0.1", "203.0.113.7") == "203.0.113.7 203.0.113.7");

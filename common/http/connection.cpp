@@ -40,6 +40,8 @@ constexpr std::chrono::milliseconds kLingerTime{2000};
 constexpr std::size_t kKeptWireCapacity = 16 * 1024;
 // The first read of a request: one whole usual request, more of a pipeline or a large body read on.
 constexpr std::size_t kFirstReadBytes = 4096;
+// Beast's reads ask for up to 64 KiB at a time (http::async_read's read_size).
+constexpr std::size_t kReadRoomBytes = 64 * 1024;
 
 bool is_drop_marker(const Response& response) { return response.header(kDropConnectionHeader).has_value(); }
 
@@ -148,7 +150,13 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
     if (kept_bytes(request_) > kKeptWireCapacity) request_ = Request{};
     parser_.emplace(request_);
     parser_->header_limit(static_cast<std::uint32_t>(core_.options.header_limit));
+    parser_->trailer_limit(core_.options.header_limit);
     parser_->body_limit(core_.options.body_limit);
+    // Beast bounds the header section, but keeps a chunk's header line (its extensions) and the
+    // trailer in the buffer until their end arrives, however long they grow. The parser consumes
+    // everything else as it comes, so a buffer the size of a header plus one read holds every
+    // well-formed request, and past it the read fails (buffer_overflow, answered 431).
+    buffer_.max_size(core_.options.header_limit + kReadRoomBytes);
     if (buffer_.size() > 0) {
       // A pipelined request is already here. Parsed on a later turn of the loop, not in this call:
       // an answer written at once calls read_next() again, and a long pipeline must not recurse.
@@ -240,8 +248,12 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
         return write_error(413, "Request body is larger than " + std::to_string(core_.options.body_limit) + " bytes.");
       }
       if (ec == bhttp::error::header_limit) {
-        return write_error(431,
-                           "Request headers are larger than " + std::to_string(core_.options.header_limit) + " bytes.");
+        return write_error(431, "Request headers (or the trailer of a chunked body) are larger than " +
+                                    std::to_string(core_.options.header_limit) + " bytes.");
+      }
+      if (ec == bhttp::error::buffer_overflow) {
+        return write_error(431, "A chunk's header line or the trailer of a chunked body is larger than " +
+                                    std::to_string(core_.options.header_limit) + " bytes.");
       }
       // A request cut short (timeout, reset, EOF midway) leaves nobody to answer.
       if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
@@ -251,6 +263,10 @@ class Session : public std::enable_shared_from_this<Session>, private IdleWaiter
       return write_error(400, "Malformed HTTP request.");
     }
     if (core_.closing) return close();
+    if (auto rejection =
+            check_request_trailer(RequestTrailer{parser_->trailer_fields(), parser_->folded_trailer_field()})) {
+      return write_error(rejection->status, rejection->message, rejection->headers);
+    }
 
     ++served_;
     bool keep_alive = parser_->keep_alive() && served_ < core_.options.max_requests_per_connection;

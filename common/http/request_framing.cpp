@@ -130,6 +130,13 @@ std::optional<HeadRejection> check_content_encoding(const RequestHead& head) {
 
 }  // namespace
 
+std::optional<HeadRejection> check_request_trailer(const RequestTrailer& trailer) {
+  if (trailer.folded_field) {
+    return bad_request("A trailer field is folded over several lines (obs-fold); send it on one.");
+  }
+  return std::nullopt;
+}
+
 std::optional<HeadRejection> check_request_head(const RequestHead& head) {
   for (auto check : {check_framing, check_folding, check_host, check_expect, check_content_encoding}) {
     if (auto rejection = check(head)) return rejection;

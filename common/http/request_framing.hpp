@@ -34,4 +34,14 @@ struct HeadRejection {
 // nullopt when the request may go on to its body and its handler.
 std::optional<HeadRejection> check_request_head(const RequestHead& head);
 
+// What a chunked body's trailer held. Its fields are never read as headers (RequestParser drops
+// them), but its lines obey the header's framing rules.
+struct RequestTrailer {
+  std::size_t fields = 0;
+  bool folded_field = false;
+};
+
+// nullopt when the request, its body read, may go on to its handler.
+std::optional<HeadRejection> check_request_trailer(const RequestTrailer& trailer);
+
 }  // namespace rr::http

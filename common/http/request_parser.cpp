@@ -50,7 +50,8 @@ bool is_folded(std::string_view name) {
 
 }  // namespace
 
-void RequestParser::on_field_impl(bhttp::field, string_view name, string_view value, error_code&) {
+void RequestParser::on_field_impl(bhttp::field, string_view name, string_view value, error_code& ec) {
+  if (header_done_) return on_trailer_field(name, value, ec);
   if (is_folded({name.data(), name.size()})) folded_field_ = true;
   auto& headers = request_.headers;
   if (fields_ < headers.size()) {
@@ -62,7 +63,19 @@ void RequestParser::on_field_impl(bhttp::field, string_view name, string_view va
   ++fields_;
 }
 
-void RequestParser::on_header_impl(error_code&) { request_.headers.resize(fields_); }
+void RequestParser::on_header_impl(error_code&) {
+  request_.headers.resize(fields_);
+  header_done_ = true;
+}
+
+// A trailer's lines are read by the header's rules (no obs-fold, a bound on their bytes) and then
+// dropped: see trailer_fields().
+void RequestParser::on_trailer_field(string_view name, string_view value, error_code& ec) {
+  if (is_folded({name.data(), name.size()})) folded_trailer_field_ = true;
+  ++trailer_fields_;
+  trailer_bytes_ += name.size() + value.size() + 4;  // ": " and CRLF
+  if (trailer_bytes_ > trailer_limit_) ec = bhttp::error::header_limit;
+}
 
 // The parser has checked the length against its body limit already.
 void RequestParser::on_body_init_impl(const boost::optional<std::uint64_t>& content_length, error_code&) {

@@ -30,6 +30,17 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
   // space; a proxy may keep them apart or cut the field, so the request is refused instead.
   bool folded_field() const { return folded_field_; }
 
+  // The trailer of a chunked body (RFC 9112 section 7.1.2). Beast hands its fields to the same
+  // callback as the header's; they are counted and checked here, never added to the request's
+  // headers: RFC 9110 section 6.5 forbids merging a trailer field into the header section unless
+  // its definition allows it, and none we read does. Otherwise a field sent after the body (where
+  // framing checks and proxies no longer look) could authenticate, key, attribute or log a request.
+  std::size_t trailer_fields() const { return trailer_fields_; }
+  bool folded_trailer_field() const { return folded_trailer_field_; }
+  // The trailer's bytes are bounded like the header's: past `bytes` the parse fails with
+  // error::header_limit. Beast itself bounds only the header section.
+  void trailer_limit(std::size_t bytes) { trailer_limit_ = bytes; }
+
  private:
   using string_view = boost::beast::string_view;
   using error_code = boost::beast::error_code;
@@ -40,6 +51,7 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
   void on_field_impl(boost::beast::http::field name, string_view name_string, string_view value,
                      error_code& ec) override;
   void on_header_impl(error_code& ec) override;
+  void on_trailer_field(string_view name, string_view value, error_code& ec);
   void on_body_init_impl(const boost::optional<std::uint64_t>& content_length, error_code& ec) override;
   std::size_t on_body_impl(string_view body, error_code& ec) override;
   void on_chunk_header_impl(std::uint64_t size, string_view extensions, error_code& ec) override;
@@ -48,8 +60,13 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
 
   Request& request_;
   std::size_t fields_ = 0;  // fields parsed so far; request_.headers may hold older ones past it
+  bool header_done_ = false;
+  std::size_t trailer_fields_ = 0;
+  std::size_t trailer_bytes_ = 0;
+  std::size_t trailer_limit_ = 16 * 1024;
   bool head_request_ = false;
   bool folded_field_ = false;
+  bool folded_trailer_field_ = false;
   unsigned version_ = 11;
 };
 
