@@ -38,13 +38,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& sentinel : sentinels) {
       FUZZ_CHECK(!sentinel.host.empty() && sentinel.port >= 1 && !sentinel.is_unix_socket());
       FUZZ_CHECK(!sentinel.password && !sentinel.username && sentinel.db == 0);
-      FUZZ_CHECK(std::none_of(sentinel.host.begin(), sentinel.host.end(),
-                              [](unsigned char c) { return c <= ' ' || c >= 0x7f || c == '/'; }));
+      FUZZ_CHECK(std::none_of(sentinel.host.begin(), sentinel.host.end(), [](unsigned char c) {
+        return c <= ' ' || c >= 0x7f || c == '/' || c == '[' || c == ']';
+      }));
       FUZZ_CHECK(seen.insert(sentinel.describe()).second);
       if (!written.empty()) written += ",";
       written += sentinel.describe();
     }
-    auto again = rr::redis::parse_sentinel_list(written);
+    std::vector<rr::redis::RedisEndpoint> again;
+    try {
+      again = rr::redis::parse_sentinel_list(written);
+    } catch (const rr::redis::RedisUrlError&) {
+      FUZZ_CHECK(!"the list as describe() writes it is refused");
+    }
     FUZZ_CHECK(again.size() == sentinels.size());
     for (std::size_t i = 0; i < again.size(); ++i) {
       FUZZ_CHECK(again[i].host == sentinels[i].host && again[i].port == sentinels[i].port);

@@ -102,6 +102,19 @@ BOOST_AUTO_TEST_CASE(a_bad_sentinel_entry_is_refused_with_what_is_wrong) {
   BOOST_TEST(list_error(":26379").find("host is missing") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_host_with_a_bracket_is_refused_so_every_list_read_can_be_written_back) {
+  // "[[]:8" read as host "[", which describe() wrote as "[:8", a list no one could read back.
+  for (std::string entry : {"[[]:8", "[[a]:1", "a]:1", "[a[b]:1", "x[1]:2"}) {
+    BOOST_TEST(list_error(entry).find("characters a host name cannot have") != std::string::npos, entry);
+  }
+  std::string written;
+  for (const auto& sentinel : endpoints("[::1]:1,[host]:2,h.example:3")) {
+    written += (written.empty() ? "" : ",") + sentinel.describe();
+  }
+  BOOST_TEST(written == "[::1]:1,host:2,h.example:3");
+  BOOST_TEST(endpoints(written).size() == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(sentinels_and_master_name_come_as_a_pair_and_redis_url_becomes_optional) {
   BOOST_TEST(config_error({{"REDIS_SENTINELS", "127.0.0.1:26379"}}) == "REDIS_SENTINEL_MASTER");
   BOOST_TEST(config_error({{"REDIS_SENTINEL_MASTER", "mymaster"}}) == "REDIS_SENTINELS");

@@ -48,7 +48,9 @@ RedisEndpoint parse_entry(std::string_view entry) {
     }
   }
   if (host.empty()) throw RedisUrlError("'" + std::string(entry) + "': the host is missing");
-  if (std::any_of(host.begin(), host.end(), [](unsigned char c) { return c <= ' ' || c >= 0x7f || c == '/'; })) {
+  // Brackets only ever enclose an IPv6 address: a host holding one could not be written back.
+  if (std::any_of(host.begin(), host.end(),
+                  [](unsigned char c) { return c <= ' ' || c >= 0x7f || c == '/' || c == '[' || c == ']'; })) {
     throw RedisUrlError("'" + std::string(entry) + "': the host has characters a host name cannot have");
   }
   endpoint.host = std::string(host);
