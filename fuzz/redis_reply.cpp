@@ -46,6 +46,15 @@ void read_as_every_answer(const rr::redis::Reply& reply) {
     reply.as_string();
   } catch (const rr::redis::RedisError&) {
   }
+  // The accessors that move out of a reply the caller no longer needs read the same values.
+  try {
+    FUZZ_CHECK(rr::redis::Reply(reply).as_string() == reply.as_string());
+  } catch (const rr::redis::RedisError&) {
+  }
+  try {
+    FUZZ_CHECK(rr::redis::Reply(reply).as_array().size() == reply.as_array().size());
+  } catch (const rr::redis::RedisError&) {
+  }
 }
 
 // hiredis allocates an array reply's element pointers for the count the server declares, before
