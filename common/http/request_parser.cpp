@@ -51,7 +51,8 @@ bool is_folded(std::string_view name) {
 }  // namespace
 
 void RequestParser::on_field_impl(bhttp::field, string_view name, string_view value, error_code& ec) {
-  if (header_done_) return on_trailer_field(name, value, ec);
+  // Past the header section only a chunked body's trailer has fields.
+  if (is_header_done()) return on_trailer_field(name, value, ec);
   if (is_folded({name.data(), name.size()})) folded_field_ = true;
   auto& headers = request_.headers;
   if (fields_ < headers.size()) {
@@ -63,10 +64,7 @@ void RequestParser::on_field_impl(bhttp::field, string_view name, string_view va
   ++fields_;
 }
 
-void RequestParser::on_header_impl(error_code&) {
-  request_.headers.resize(fields_);
-  header_done_ = true;
-}
+void RequestParser::on_header_impl(error_code&) { request_.headers.resize(fields_); }
 
 // A trailer's lines are read by the header's rules (no obs-fold, a bound on their bytes) and then
 // dropped: see trailer_fields().

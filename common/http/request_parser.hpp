@@ -60,7 +60,6 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
 
   Request& request_;
   std::size_t fields_ = 0;  // fields parsed so far; request_.headers may hold older ones past it
-  bool header_done_ = false;
   std::size_t trailer_fields_ = 0;
   std::size_t trailer_bytes_ = 0;
   std::size_t trailer_limit_ = 16 * 1024;
