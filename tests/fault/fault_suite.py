@@ -146,6 +146,10 @@ PROFILES = {
     # that the final leader is another node than the first, then the plants.
     "ha-plant": dict(duration=30, clients=8, fault_rate=0.0, fast=False, give_up=30.0, quiesce=60.0,
                      topology="ha", plan=("ha_kill_postgres",), app_kinds=(), min_failovers=1),
+    # A point-in-time restore in the middle of traffic over the plain cluster, then reconciliation
+    # against the provider (tests/fault/restore_drill.py has the scenario and its own checker).
+    "restore-short": dict(duration=40, clients=6, fault_rate=0.0, fast=False, topology="restore"),
+    "restore-long": dict(duration=600, clients=24, fault_rate=0.0, fast=False, topology="restore"),
 }
 
 FAULT_KINDS = [
@@ -3413,6 +3417,14 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
+    if PROFILES[args.profile].get("topology") == "restore":
+        print("fault_suite profile=%s seed=%d bin_dir=%s" % (args.profile, args.seed, os.path.abspath(args.bin_dir)))
+        print("replay with: %s --profile %s --seed %d --bin-dir %s%s" % (
+            os.path.relpath(os.path.abspath(__file__)), args.profile, args.seed, os.path.abspath(args.bin_dir),
+            " --plant-violations" if args.plant_violations else ""), flush=True)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import restore_drill
+        return restore_drill.run(args, sys.modules[__name__])
     if PROFILES[args.profile].get("topology") == "ha" and not args.inside_netns:
         if os.geteuid() != 0:
             print("fault_suite: the HA profiles make network namespaces and need root", file=sys.stderr)

@@ -1,0 +1,427 @@
+"""The restore profiles of the fault suite (restore-short, restore-long): a point-in-time restore in
+the middle of real traffic, checked against the provider's records and the restored database.
+
+Over the plain cluster (scripts/cluster.sh start, which archives WAL through pgBackRest):
+
+  1. good clients book rides (some retry a request until they see an answer, some give up after a
+     few tries), cancel some of them, and a hostile client sends requests that must write nothing;
+  2. a full backup is taken mid-run, traffic goes on, and a restore point is noted between the
+     backup and the end;
+  3. the database is destroyed and restored (scripts/cluster.sh restore DIR --to TIME, then in a
+     second round --latest), which closes writes until reconciliation has run over the restored
+     window; the drill waits for writes to reopen;
+  4. every client retries, with the same key, every request it never saw finish and a sample of
+     those it did see finish;
+  5. the checker reads the provider's records (/_mock/charges, /_mock/refunds) and the restored
+     database, never the API's word, and prints one line:
+
+     RESULT PASS|FAIL seed= restore_point= lost_by_restore= rebuilt= refunded= double_charges=
+     double_refunds= orphan_charges= reused_ids= lost_acknowledged= lost_jobs= stuck_keys=
+
+lost_by_restore counts the rides the database held before it was destroyed that were not in it right
+after the restore (the restore's own reconciliation then rebuilds them: rebuilt and refunded are its
+counts); orphan_charges the provider's charges with no ride and no refund; reused_ids the ride ids
+answered to two different requests; lost_acknowledged the 201s and 200s a client saw before the
+restore whose retry afterwards does not answer the same ride. --plant-violations plants an orphan
+charge and a reused id after the last round and passes only if the checker reports both.
+"""
+
+import collections
+import datetime
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+import urllib.parse
+import uuid
+
+# Set by run(): the fault suite's module (run, http_call, log, random_ride_params, HarnessError, ...).
+fs = None
+
+PROFILES = {
+    # seconds of traffic before the backup, after it, and per round; clients; cancel share
+    "restore-short": dict(before=20, after=20, clients=6, rounds=("to", "latest")),
+    "restore-long": dict(before=300, after=300, clients=24, rounds=("to", "latest", "to")),
+}
+HOSTILE_KEY_PREFIX = "hostile-restore-"
+RETRY_SAMPLE = 0.3  # share of the requests a client saw finish that it retries after the restore
+
+
+def utc(ts):
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Request:
+    """One request of one client: its key, what it asks, and every answer it got."""
+
+    def __init__(self, user, kind, path, params):
+        self.user = user  # (email, token)
+        self.kind = kind  # "ride" or "cancel"
+        self.key = "restore-%s" % uuid.uuid4().hex
+        self.path = path
+        self.params = params
+        self.answers = []  # (time, status, ride id or None, round)
+
+    def final(self, before=None):
+        """The last final answer (201, 402, 200, 404, 422), or None."""
+        for t, status, ride, rnd in reversed(self.answers):
+            if status in (200, 201, 402, 404, 422) and (before is None or t < before):
+                return status, ride, rnd
+        return None
+
+
+class Clients:
+    """Good clients over HAProxy, and one hostile client; records everything they were told."""
+
+    def __init__(self, port, users, hostile_token, seed, count):
+        self.port = port
+        self.users = users
+        self.hostile_token = hostile_token
+        self.rng = random.Random(seed)
+        self.count = count
+        self.requests = []
+        self.hostile_sent = 0
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.round = 0
+        self.threads = []
+
+    def send(self, req, timeout=10.0):
+        headers = {"Authorization": "Bearer " + req.user[1], "Idempotency-Key": req.key,
+                   "Content-Type": "application/x-www-form-urlencoded"}
+        try:
+            status, _, data = fs.http_call(self.port, "POST", req.path, urllib.parse.urlencode(req.params),
+                                           headers, timeout=timeout)
+        except OSError:
+            return None
+        ride = None
+        if status in (200, 201):
+            try:
+                ride = json.loads(data)["id"]
+            except (ValueError, KeyError, TypeError):
+                ride = "unreadable"
+        with self.lock:
+            req.answers.append((time.time(), status, ride, self.round))
+        return status
+
+    def _client(self, index):
+        rng = random.Random(self.rng.random())
+        patient = index % 2 == 0  # retries until it sees an answer; the others give up after 2 tries
+        while not self.stop.is_set():
+            user = rng.choice(self.users)
+            req = Request(user, "ride", "/rides", fs.random_ride_params(rng))
+            with self.lock:
+                self.requests.append(req)
+            self._until_final(req, patient)
+            final = req.final()
+            if final and final[0] == 201 and isinstance(final[1], int) and rng.random() < 0.3:
+                cancel = Request(user, "cancel", "/rides/%d/cancel" % final[1], [("reason", "drill")])
+                with self.lock:
+                    self.requests.append(cancel)
+                self._until_final(cancel, patient)
+
+    def _until_final(self, req, patient):
+        for attempt in range(40 if patient else 2):
+            if self.stop.is_set() and attempt > 0:
+                return
+            status = self.send(req)
+            if status in (200, 201, 402, 404, 422):
+                return
+            time.sleep(0.2 + 0.1 * attempt)
+
+    def _hostile(self):
+        rng = random.Random(self.rng.random())
+        while not self.stop.is_set():
+            key = HOSTILE_KEY_PREFIX + uuid.uuid4().hex
+            body, ctype = rng.choice([("origin_lat=1.5", "application/x-www-form-urlencoded"),
+                                      ('{"origin_lat":1.5,"origin_lat":1.5}', "application/json"),
+                                      ("{not json", "application/json"),
+                                      (urllib.parse.urlencode(fs.random_ride_params(rng)) + "\x00", "text/plain")])
+            headers = {"Authorization": "Bearer " + self.hostile_token, "Idempotency-Key": key,
+                       "Content-Type": ctype}
+            try:
+                fs.http_call(self.port, "POST", "/rides", body, headers, timeout=5)
+            except OSError:
+                pass
+            self.hostile_sent += 1
+            self.stop.wait(0.05)
+
+    def start(self):
+        self.stop.clear()
+        self.threads = [threading.Thread(target=self._client, args=(i,), daemon=True) for i in range(self.count)]
+        self.threads.append(threading.Thread(target=self._hostile, daemon=True))
+        for t in self.threads:
+            t.start()
+
+    def halt(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(60)
+
+
+class Drill:
+    def __init__(self, args, profile):
+        self.args = args
+        self.profile = profile
+        self.seed = args.seed
+        self.work = fs.tempfile.mkdtemp(prefix="rocket-rides-restore.")
+        self.cluster_dir = os.path.join(self.work, "cluster")
+        self.bin_dir = os.path.abspath(args.bin_dir)
+        self.env = None
+        self.exports = {}
+        self.counts = collections.Counter()
+        self.findings = collections.defaultdict(list)
+        self.restore_points = []
+        self.snapshots = []  # ride ids the database held before each destruction
+
+    # -- the cluster -------------------------------------------------------------------------
+    def cluster(self, *argv, timeout=600, check=True):
+        return fs.run([fs.CLUSTER] + list(argv), env=self.env, timeout=timeout, check=check)
+
+    def psql_json(self, sql):
+        out = fs.run(["psql", self.exports["DIRECT_DATABASE_URL"], "-XAtqc",
+                      "SELECT coalesce(json_agg(t), '[]'::json) FROM (%s) t" % sql], timeout=120).stdout
+        return json.loads(out.decode())
+
+    def start(self):
+        api = os.path.join(self.bin_dir, "rocket-rides-api")
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("DATABASE_", "REDIS_", "STRIPE_", "COMPLETER_", "ENQUEUER_", "REAPER_",
+                                         "IDEMPOTENCY_", "MOCK_", "API_", "PORT", "METRICS_", "RECONCILE_"))}
+        self.env.update({"STRIPE_API_KEY": fs.STRIPE_KEY, "STRIPE_TIMEOUT": "2", "COMPLETER_MIN_AGE": "2",
+                         "COMPLETER_LAST_RUN_THRESHOLD": "1", "COMPLETER_IDLE_SLEEP": "1",
+                         "ENQUEUER_IDLE_SLEEP": "1", "MOCK_SEED": str(self.seed % (2 ** 62))})
+        self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+        fs.log("starting the cluster in %s" % self.cluster_dir)
+        result = self.cluster("start", self.cluster_dir, "--bin-dir", self.bin_dir, timeout=600)
+        for line in result.stdout.decode().splitlines():
+            if line.startswith("export "):
+                name, _, value = line[len("export "):].partition("=")
+                self.exports[name] = value
+        self.front = int(self.exports["HAPROXY_PORT"])
+        self.mock = int(self.exports["STRIPE_MOCK_PORT"])
+        user_env = dict(self.env, DATABASE_URL=self.exports["DATABASE_URL"], DATABASE_PREPARED_STATEMENTS="off")
+        users = []
+        for i in range(3):
+            out = fs.run([api, "user", "create", "--email", "restore-%d-%d@example.com" % (i, self.seed % 100000),
+                          "--stripe-customer", "cus_restore_%d" % i], env=user_env, timeout=120).stdout
+            users.append(("restore-%d" % i, out.decode().strip().splitlines()[-1].strip()))
+        out = fs.run([api, "user", "create", "--email", "restore-hostile@example.com", "--stripe-customer",
+                      "cus_restore_hostile"], env=user_env, timeout=120).stdout
+        self.clients = Clients(self.front, users, out.decode().strip().splitlines()[-1].strip(), self.seed,
+                               self.profile["clients"])
+
+    def stop(self):
+        fs.run([fs.CLUSTER, "stop", self.cluster_dir], env=self.env, timeout=300, check=False)
+
+    # -- one round: traffic, backup, traffic, destroy and restore -----------------------------
+    def writes_open(self, timeout):
+        """Waits until a write is accepted again (a 503 while the fence is closed); seconds waited."""
+        started = time.time()
+        probe = Request(self.clients.users[0], "ride", "/rides", fs.random_ride_params(random.Random(1)))
+        probe.key = "restore-probe-%s" % uuid.uuid4().hex
+        while time.time() - started < timeout:
+            status = self.clients.send(probe, timeout=5)
+            if status in (201, 402):
+                with self.clients.lock:
+                    self.clients.requests.append(probe)
+                return time.time() - started
+            time.sleep(0.5)
+        raise fs.HarnessError("writes did not reopen within %ds after the restore" % timeout)
+
+    def round(self, number, mode, rng):
+        self.clients.round = number
+        self.clients.start()
+        time.sleep(self.profile["before"])
+        fs.log("round %d: full backup" % number)
+        started = time.time()
+        self.cluster("backup", self.cluster_dir, "--full", timeout=600)
+        backup_done = time.time()
+        fs.log("round %d: backup took %.1fs" % (number, backup_done - started))
+        after = self.profile["after"]
+        point = backup_done + rng.uniform(0.3, 0.7) * after
+        time.sleep(after)
+        self.clients.halt()
+        # What the database held before it was destroyed.
+        held = {r["id"] for r in self.psql_json("SELECT id FROM rides")}
+        if mode == "to":
+            target = utc(point)
+            argv = ["restore", self.cluster_dir, "--to", target]
+        else:
+            target = "latest"
+            argv = ["restore", self.cluster_dir, "--latest"]
+        fs.log("round %d: destroying the database and restoring %s" % (number, target))
+        started = time.time()
+        result = self.cluster(*argv, timeout=900)
+        fs.log("round %d: restore took %.1fs" % (number, time.time() - started))
+        output = result.stdout.decode() + result.stderr.decode()
+        summary = self.summary_of(output)
+        reopened = self.writes_open(180)
+        fs.log("round %d: writes reopened %.1fs after the restore; reconciliation: %s" % (number, reopened, summary))
+        now_held = {r["id"] for r in self.psql_json("SELECT id FROM rides")}
+        rebuilt = {r["ride_id"] for r in self.psql_json(
+            "SELECT ride_id FROM reconciliation_breaks WHERE action = 'rebuilt' AND ride_id IS NOT NULL")}
+        self.counts["lost_by_restore"] += len((held - now_held) | (held & rebuilt))
+        self.counts["rebuilt"] += summary.get("rebuilt", 0)
+        self.counts["refunded"] += summary.get("refunded", 0)
+        self.restore_points.append(target)
+        self.retry_after_restore(number, rng)
+
+    @staticmethod
+    def summary_of(output):
+        for line in output.splitlines():
+            fields = dict(p.partition("=")[::2] for p in line.split() if "=" in p)
+            if {"matched", "rebuilt", "refunded", "breaks"} <= fields.keys():
+                try:
+                    return {k: int(fields[k]) for k in ("matched", "rebuilt", "refunded", "breaks")}
+                except ValueError:
+                    pass
+        raise fs.HarnessError("the restore printed no reconciliation summary (matched= rebuilt= refunded= "
+                              "breaks=):\n" + output[-3000:])
+
+    def retry_after_restore(self, number, rng):
+        """Every request never seen finished, and a sample of those seen finished, once more."""
+        with self.clients.lock:
+            todo = [r for r in self.clients.requests if r.final() is None or rng.random() < RETRY_SAMPLE]
+        fs.log("round %d: %d requests retried after the restore" % (number, len(todo)))
+        self.clients.round = number + 0.5
+        for req in todo:
+            self.clients._until_final(req, patient=True)
+
+    # -- the checker --------------------------------------------------------------------------
+    def check(self):
+        keys = self.psql_json("SELECT user_id, idempotency_key, recovery_point, response_code FROM idempotency_keys")
+        rides = self.psql_json("SELECT id, stripe_charge_id, stripe_refund_id FROM rides")
+        charges = json.loads(fs.http_call(self.mock, "GET", "/_mock/charges", timeout=60)[2])
+        refunds = json.loads(fs.http_call(self.mock, "GET", "/_mock/refunds", timeout=60)[2])
+        c = self.counts
+        # One charge per provider key (the key derives from the client's key) and per ride.
+        per_key = collections.Counter(ch["idempotency_key"] for ch in charges)
+        c["double_charges"] = sum(n - 1 for n in per_key.values() if n > 1)
+        per_charge = collections.Counter(rf["charge"] for rf in refunds)
+        c["double_refunds"] = sum(n - 1 for n in per_charge.values() if n > 1)
+        ride_charges = {r["stripe_charge_id"] for r in rides if r["stripe_charge_id"]}
+        for ch in charges:
+            if ch["id"] not in ride_charges and ch["id"] not in per_charge:
+                c["orphan_charges"] += 1
+                self.findings["orphan_charges"].append("charge %s (%s) has no ride and no refund" % (
+                    ch["id"], ch["idempotency_key"]))
+        # Ride ids answered to two different requests.
+        by_ride = collections.defaultdict(set)
+        for req in self.clients.requests:
+            if req.kind != "ride":
+                continue
+            for _, status, ride, _ in req.answers:
+                if status == 201:
+                    by_ride[ride].add((req.user[0], req.key))
+        for ride, owners in by_ride.items():
+            if len(owners) > 1:
+                c["reused_ids"] += 1
+                self.findings["reused_ids"].append("ride %s answered to %s" % (ride, sorted(owners)))
+        # A 201/200 seen before a restore, retried after it: the same ride.
+        for req in self.clients.requests:
+            seen = [(t, s, ride, rnd) for t, s, ride, rnd in req.answers if s in (200, 201)]
+            if not seen:
+                continue
+            first_round = seen[0][3]
+            later = [a for a in req.answers if a[3] > first_round and a[1] in (200, 201, 402, 404, 409, 422)]
+            for t, s, ride, rnd in later:
+                if s != seen[0][1] or ride != seen[0][2]:
+                    c["lost_acknowledged"] += 1
+                    self.findings["lost_acknowledged"].append("key %s: %d ride %s before, %d ride %s after" % (
+                        req.key, seen[0][1], seen[0][2], s, ride))
+                    break
+        # Every ride's receipt job reached Redis.
+        out = fs.run(["redis-cli", "-u", self.exports["REDIS_URL"], "--raw", "LRANGE", "queue:default", "0", "-1"],
+                     timeout=120).stdout.decode()
+        receipts = set()
+        for line in out.splitlines():
+            try:
+                job = json.loads(line)
+            except ValueError:
+                continue
+            if job.get("class") in ("SendRideReceipt", "send_ride_receipt") or "ride_receipt" in str(job.get("class")):
+                receipts.add(job["args"][0].get("ride_id"))
+        charged = [r for r in rides if r["stripe_charge_id"]]
+        c["lost_jobs"] = sum(1 for r in charged if r["id"] not in receipts)
+        c["stuck_keys"] = sum(1 for k in keys if k["recovery_point"] != "finished")
+        hostile = [k for k in keys if k["idempotency_key"].startswith(HOSTILE_KEY_PREFIX)]
+        if hostile:
+            self.findings["hostile_rows"].append("%d keys of refused hostile requests were written" % len(hostile))
+
+    def wait_quiet(self, timeout=120):
+        """Until the completer and the enqueuer have nothing left: no unfinished key, nothing staged."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            left = self.psql_json("SELECT (SELECT count(*) FROM idempotency_keys WHERE recovery_point <> 'finished') "
+                                  "+ (SELECT count(*) FROM staged_jobs) AS n")[0]["n"]
+            if left == 0:
+                return True
+            time.sleep(1)
+        return False
+
+    def plant(self):
+        """An orphan charge at the provider, and a ride id answered to a second request."""
+        body = urllib.parse.urlencode([("amount", "2000"), ("currency", "usd"), ("customer", "cus_restore_0")])
+        status, _, data = fs.http_call(self.mock, "POST", "/v1/charges", body, {
+            "Authorization": "Bearer " + fs.STRIPE_KEY, "Idempotency-Key": "planted-" + uuid.uuid4().hex,
+            "Content-Type": "application/x-www-form-urlencoded"}, timeout=10)
+        if status != 200:
+            raise fs.HarnessError("planting a charge: %d %r" % (status, data[:200]))
+        rides = [r for r in self.clients.requests if r.kind == "ride" and r.final() and r.final()[0] == 201]
+        if rides:
+            twin = Request(rides[0].user, "ride", "/rides", [])
+            twin.answers.append((time.time(), 201, rides[0].final()[1], 99))
+            self.clients.requests.append(twin)
+
+    def run(self):
+        rng = random.Random(self.seed)
+        started = time.time()
+        self.start()
+        for number, mode in enumerate(self.profile["rounds"], 1):
+            self.round(number, mode, rng)
+        quiet = self.wait_quiet()
+        if not quiet:
+            fs.log("the completer and enqueuer did not reach quiet in 120s")
+        if self.args.plant_violations:
+            self.plant()
+        self.check()
+        c = self.counts
+        names = ["lost_by_restore", "rebuilt", "refunded", "double_charges", "double_refunds", "orphan_charges",
+                 "reused_ids", "lost_acknowledged", "lost_jobs", "stuck_keys"]
+        must_be_zero = names[3:]
+        for name, lines in sorted(self.findings.items()):
+            fs.log("FINDING %s (%d):" % (name, len(lines)))
+            for line in lines[:10]:
+                fs.log("  " + line)
+        failed = any(c[n] for n in must_be_zero) or bool(self.findings.get("hostile_rows"))
+        if self.args.plant_violations:
+            caught = c["orphan_charges"] >= 1 and c["reused_ids"] >= 1
+            fs.log("plants %s: orphan_charges=%d reused_ids=%d" % ("caught" if caught else "MISSED",
+                                                                   c["orphan_charges"], c["reused_ids"]))
+            failed = not caught
+        print("RESULT %s seed=%d restore_point=%s %s requests=%d hostile=%d elapsed=%ds" % (
+            "FAIL" if failed else "PASS", self.seed, ",".join(self.restore_points),
+            " ".join("%s=%d" % (n, c[n]) for n in names), len(self.clients.requests), self.clients.hostile_sent,
+            time.time() - started), flush=True)
+        return 1 if failed else 0
+
+
+def run(args, suite_module):
+    global fs
+    fs = suite_module
+    drill = Drill(args, PROFILES[args.profile])
+    code = 2
+    try:
+        code = drill.run()
+    except fs.HarnessError as e:
+        fs.log("HARNESS ERROR: %s" % e)
+    finally:
+        drill.stop()
+        if code == 0 and not args.keep:
+            fs.shutil.rmtree(drill.work, ignore_errors=True)
+        else:
+            fs.log("logs kept in %s" % drill.work)
+    return code
