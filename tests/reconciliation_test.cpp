@@ -17,6 +17,7 @@
 #include "common/payments/provider_listing.hpp"
 #include "common/payments/stripe_client.hpp"
 #include "common/reconciliation/reconciliation_pass.hpp"
+#include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
 
@@ -338,6 +339,26 @@ BOOST_AUTO_TEST_CASE(a_pass_covering_an_open_fence_reopens_it) {
   BOOST_REQUIRE(report.reopened_fences.size() == 1u);
   BOOST_TEST(report.reopened_fences[0] == "restored to test");
   BOOST_TEST(count("write_fences WHERE reopened_at IS NULL") == "0");
+}
+
+BOOST_AUTO_TEST_CASE(a_fenced_api_refuses_writes_serves_reads_and_reopens_after_the_pass) {
+  db.scalar(
+      "INSERT INTO write_fences (reason, reconcile_since) VALUES ('restored to 2026-11-27T12:00:00Z', now() - "
+      "interval '10 minutes')");
+  ApiProcess api(db, stripe);
+  auto write = api.post_ride(token, new_key());
+  BOOST_TEST(write.status == 503);
+  BOOST_TEST(write.header("Retry-After") == "30");
+  auto ready = api.get("/readyz");
+  BOOST_TEST(ready.status == 503);
+  BOOST_TEST(ready.body.find("restored to 2026-11-27T12:00:00Z") != std::string::npos, ready.body);
+  BOOST_TEST(api.get("/rides", token).status == 200);
+  BOOST_TEST(stripe.charges() == 0);
+
+  BOOST_TEST(pass().reopened_fences.size() == 1u);
+  BOOST_TEST(api.wait_for_output("writes reopened", std::chrono::seconds(10)));
+  BOOST_TEST(api.post_ride(token, new_key()).status == 201);
+  BOOST_TEST(api.get("/readyz").status == 200);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
