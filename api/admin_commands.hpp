@@ -1,4 +1,4 @@
-// The API binary's operator subcommands: `migrate`, `user`, `keys` and `archive`. Each opens one
+// The API binary's operator subcommands: `migrate`, `user`, `keys`, `archive` and `reconcile`. Each opens one
 // database session, prints its result on stdout (one JSON document with --json) and exits with a
 // status from common/cli/exit_codes.hpp.
 #pragma once
@@ -15,5 +15,7 @@ int run_user_command(const std::vector<std::string>& args);
 int run_keys_command(const std::vector<std::string>& args);
 // archive list: api/archive_commands.cpp
 int run_archive_command(const std::vector<std::string>& args);
+// reconcile --since TIME [--until TIME] [--dry-run]: api/reconcile_command.cpp
+int run_reconcile_command(const std::vector<std::string>& args);
 
 }  // namespace rr::api

@@ -1,4 +1,5 @@
-// rocket-rides-api: the HTTP API, plus the operator subcommands `migrate`, `user`, `keys` and `archive`.
+// rocket-rides-api: the HTTP API, plus the operator subcommands `migrate`, `user`, `keys`, `archive` and
+// `reconcile`.
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
     if (args[0] == "user") return rr::api::run_user_command(args);
     if (args[0] == "keys") return rr::api::run_keys_command(args);
     if (args[0] == "archive") return rr::api::run_archive_command(args);
+    if (args[0] == "reconcile") return rr::api::run_reconcile_command(args);
     throw rr::cli::UsageError("unknown subcommand \"" + args[0] +
-                              "\" (expected no argument to serve, migrate, user, keys or archive)");
+                              "\" (expected no argument to serve, migrate, user, keys, archive or reconcile)");
   });
 }

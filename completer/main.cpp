@@ -3,11 +3,13 @@
 // of the daemon (signals, the loop, METRICS_PORT) is the shared skeleton, common/daemon/daemon_main.hpp.
 #include "common/daemon/daemon_main.hpp"
 #include "common/maintenance/completer.hpp"
+#include "common/maintenance/completer_reconciliation.hpp"
 #include "common/maintenance/completer_settings.hpp"
 
 namespace {
 
-// Keys are driven one at a time, and each step holds at most one connection.
+// Keys are driven one at a time, and each step holds at most one connection; a reconciliation
+// pass holds one more while it runs between batches.
 constexpr std::size_t kPoolSize = 2;
 constexpr std::chrono::seconds kCheckoutTimeout{10};
 
@@ -18,11 +20,15 @@ class CompleterWorker final : public rr::daemon::Worker {
         stripe_(settings.payment),
         options_(with_stop(settings.completer_options())),
         enqueuer_wakeup_(rr::jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
-        completer_(pool_, stripe_, options_, enqueuer_wakeup_.get()) {}
+        completer_(pool_, stripe_, options_, enqueuer_wakeup_.get()),
+        reconciliation_(pool_, stripe_, settings.payment, settings.reconcile) {}
 
   // Only a full batch repeats at once: keys a pass touched are not selected again (finished, or
   // last_run_at moved), so a short batch means none is eligible now.
   rr::daemon::PassOutcome run_once() override {
+    // Between batches, at its own pace (RECONCILE_INTERVAL): reconciliation never delays a batch
+    // by more than one pass.
+    reconciliation_.run_if_due();
     bool full = completer_.run_once().full_batch(options_.batch_size);
     return {full, full};
   }
@@ -38,6 +44,7 @@ class CompleterWorker final : public rr::daemon::Worker {
   rr::maintenance::CompleterOptions options_;
   std::unique_ptr<rr::jobs::EnqueuerWakeup> enqueuer_wakeup_;  // null with ENQUEUER_WAKEUP_DEBOUNCE=0
   rr::maintenance::Completer completer_;
+  rr::maintenance::CompleterReconciliation reconciliation_;
 };
 
 }  // namespace

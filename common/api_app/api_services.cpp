@@ -10,6 +10,9 @@ namespace {
 // reachable for three seconds after a successful ping (HAProxy checks every 500 ms; fall 2).
 constexpr std::chrono::milliseconds kReadinessPingInterval{1000};
 constexpr std::chrono::milliseconds kReadinessStaleAfter{3000};
+// Write fences: asked every two seconds, so writes reopen within seconds of the pass that covers
+// the fence's window, at one indexed query per process.
+constexpr std::chrono::milliseconds kWriteFenceInterval{2000};
 
 // The runner's options with the process's DATABASE_MAX_BATCH.
 idempotency::RunnerOptions with_max_batch(idempotency::RunnerOptions options, std::size_t max_batch) {
@@ -39,10 +42,11 @@ ApiServices::ApiServices(const ApiSettings& settings, idempotency::RunnerOptions
       in_flight_(settings.max_in_flight_per_user),
       riders_(session_lookup_, in_flight_),
       readiness_(settings.database.url, kReadinessPingInterval, kReadinessStaleAfter),
+      write_fence_(settings.database.url, kWriteFenceInterval),
       metrics_page_(pool_, runner_) {}
 
 Collaborators ApiServices::collaborators() {
-  return {pool_,     authenticator_,  flows_,  readiness_,   draining_,
+  return {pool_,     authenticator_,  flows_,  readiness_,   draining_, write_fence_,
           sessions_, session_lookup_, riders_, failed_auth_, tokens_};
 }
 

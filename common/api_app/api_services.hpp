@@ -13,6 +13,7 @@
 #include "common/api/flow_endpoint.hpp"
 #include "common/api/in_flight_per_user.hpp"
 #include "common/api/metrics_page.hpp"
+#include "common/api/write_fence_watch.hpp"
 #include "common/api_app/api_settings.hpp"
 #include "common/api_app/routes.hpp"
 #include "common/auth/auth_failure_throttle.hpp"
@@ -66,6 +67,7 @@ class ApiServices {
   InFlightPerUser in_flight_;          // the API's and the pages' callers alike
   web::SignedInRiders riders_;
   DatabaseReadiness readiness_;
+  WriteFenceWatch write_fence_;
   std::atomic<bool> draining_{false};
   MetricsPage metrics_page_;
 };

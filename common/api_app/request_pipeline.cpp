@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "common/api/fenced_endpoint.hpp"
 #include "common/api/outcome_answers.hpp"
 #include "common/api_app/metric_labels.hpp"
 #include "common/base/log.hpp"
@@ -74,7 +75,11 @@ metrics::Histogram& duration_histogram(std::string_view route) {
 
 RequestPipeline::RequestPipeline(const Collaborators& with, Authenticator& authenticator, InFlightPerUser& in_flight)
     : authenticator_(authenticator), in_flight_(in_flight) {
-  for (const auto& route : all_routes()) endpoints_.push_back(route.make_endpoint(route, with));
+  for (const auto& route : all_routes()) {
+    auto endpoint = route.make_endpoint(route, with);
+    if (route.fenced) endpoint = std::make_unique<FencedEndpoint>(std::move(endpoint), with.write_fence);
+    endpoints_.push_back(std::move(endpoint));
+  }
 }
 
 http::Response RequestPipeline::handle(const http::Request& request) {

@@ -53,7 +53,7 @@ const Route kEndpoints[] = {
      .path_template = "/readyz",
      .lane = http::Lane::control,
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
-       return std::make_unique<ReadinessEndpoint>(with.readiness, with.draining);
+       return std::make_unique<ReadinessEndpoint>(with.readiness, with.draining, with.write_fence);
      }},
     // The rider pages (common/web/): a session cookie, not a bearer token, names the user, and
     // finding it needs the database, so the triage does not count them; the pages that act for a
@@ -76,6 +76,7 @@ const Route kEndpoints[] = {
      }},
     {.method = "POST",
      .path_template = "/book",
+     .fenced = true,
      .make_endpoint = [](const Route&, const Collaborators& with) -> std::unique_ptr<Endpoint> {
        return std::make_unique<web::BookEndpoint>(with.riders, with.flows);
      }},
@@ -103,6 +104,7 @@ std::vector<Route> build_routes() {
     routes.push_back({.method = flow.method,
                       .path_template = flow.path_template,
                       .needs_user = true,
+                      .fenced = true,
                       // The flow's waits are fiber-aware leaves; the rest goes through fiber::blocking.
                       .lane = http::Lane::fibers,
                       .make_endpoint = make_flow_route,

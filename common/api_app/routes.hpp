@@ -16,6 +16,7 @@
 #include "common/api/database_readiness.hpp"
 #include "common/api/endpoint.hpp"
 #include "common/api/flow_endpoint.hpp"
+#include "common/api/write_fence_watch.hpp"
 #include "common/auth/auth_failure_throttle.hpp"
 #include "common/auth/token_cache.hpp"
 #include "common/db/connection_pool.hpp"
@@ -34,6 +35,7 @@ struct Collaborators {
   FlowEndpoint& flows;
   const DatabaseReadiness& readiness;
   const std::atomic<bool>& draining;
+  const WriteFenceWatch& write_fence;  // open fences close the write routes
   web::SessionStore& sessions;         // the rider pages'
   web::SessionLookup& session_lookup;  // their cookies' sessions, throttled per address as failed_auth
   web::SignedInRiders& riders;         // the pages' signed-in riders, counted per user as the API's callers
@@ -50,6 +52,8 @@ struct Route {
   bool last_argument_takes_rest = false;
   // Counted against the caller's per-user in-flight limit, which needs the caller's user.
   bool needs_user = false;
+  // A write: answered 503 with Retry-After while a write fence is open (common/api/fenced_endpoint.hpp).
+  bool fenced = false;
   http::Lane lane = http::Lane::workers;  // where a request goes when the triage cannot answer it
   std::unique_ptr<Endpoint> (*make_endpoint)(const Route& route, const Collaborators& with) = nullptr;
   const flows::RegisteredFlow* flow = nullptr;  // a flow's route: the flow it runs

@@ -18,6 +18,7 @@ CompleterSettings CompleterSettings::from_env(const config::Environment& env) {
   settings.min_age = env.seconds("COMPLETER_MIN_AGE", 300, 0, 30 * 86400);
   settings.last_run_threshold = env.seconds("COMPLETER_LAST_RUN_THRESHOLD", 60, 0, 30 * 86400);
   settings.enqueuer_wakeup = jobs::EnqueuerWakeupSettings::from_env(env);
+  settings.reconcile = reconciliation::ReconcileSettings::from_env(env);
   return settings;
 }
 

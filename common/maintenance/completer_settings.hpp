@@ -7,6 +7,7 @@
 #include "common/config/settings.hpp"
 #include "common/jobs/enqueuer_wakeup.hpp"
 #include "common/maintenance/completer.hpp"
+#include "common/reconciliation/reconcile_settings.hpp"
 
 namespace rr::maintenance {
 
@@ -18,6 +19,7 @@ struct CompleterSettings {
   std::chrono::milliseconds min_age;             // COMPLETER_MIN_AGE seconds, default 300
   std::chrono::milliseconds last_run_threshold;  // COMPLETER_LAST_RUN_THRESHOLD seconds, default 60
   jobs::EnqueuerWakeupSettings enqueuer_wakeup;  // ENQUEUER_WAKEUP_DEBOUNCE, as the API's
+  reconciliation::ReconcileSettings reconcile;   // RECONCILE_INTERVAL, RECONCILE_WINDOW, ...
   static CompleterSettings from_env(const config::Environment& env);
 
   // What the Completer itself needs (no URLs, no secrets).
