@@ -2,16 +2,29 @@
 // a request for a key in flight waits for the first request's result, in the same process or in
 // another one on the same database, instead of 409; it gives up at min(N, IDEMPOTENCY_MAX_WAIT);
 // it holds no worker and no database connection while it waits; and a first request that ends
-// without finishing leaves the waiter to run the key itself, as a retry would.
+// without finishing leaves the waiter to run the key itself, as a retry would. In this process,
+// over the real registry of waiters and the server's scheduler: a request holds its place among
+// its user's waiters from its first wait until it is answered, even when woken while the key is
+// still in flight.
+#include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
+#include "common/api/bounded_wait.hpp"
+#include "common/api/outcome_answers.hpp"
 #include "common/auth/users.hpp"
+#include "common/db/connection_pool.hpp"
 #include "common/http/client.hpp"
+#include "common/http/request_scheduler.hpp"
+#include "common/idempotency/key_waiters.hpp"
 #include "support/api_process.hpp"
+#include "support/plain_text.hpp"
 #include "support/ride_fixture.hpp"
 
 using namespace rr::test;
@@ -53,7 +66,102 @@ struct BoundedWaitFixture : ApiFixture {
         "WHERE k.idempotency_key = '" +
         key + "'");
   }
+  // A row of alice's for `key`, locked now: the registry's poller sees the key in flight and wakes
+  // nobody by itself. Returns alice's user id.
+  std::int64_t lock_key_of_alice(const std::string& key) {
+    auto user_id = std::stoll(db.scalar("SELECT id FROM users WHERE email = 'alice@example.com'"));
+    db.scalar(
+        "INSERT INTO idempotency_keys (idempotency_key, locked_at, request_method, request_params, request_path, "
+        "recovery_point, user_id) VALUES ('" +
+        key + "', now(), 'POST', '{}', '/rides', 'started', " + std::to_string(user_id) + ")");
+    return user_id;
+  }
 };
+
+using rr::idempotency::KeyWaiters;
+
+rr::idempotency::KeyWaitersOptions places_per_user(std::size_t places) {
+  rr::idempotency::KeyWaitersOptions options;
+  options.max_waiters_per_user = places;
+  return options;
+}
+
+bool holds_a_place(const std::variant<std::shared_ptr<KeyWaiters::Place>, KeyWaiters::Refusal>& reserved) {
+  return std::holds_alternative<std::shared_ptr<KeyWaiters::Place>>(reserved);
+}
+
+// Polls `condition` for up to five seconds.
+template <typename Condition>
+bool eventually(Condition condition) {
+  for (auto until = Clock::now() + 5s; !condition(); std::this_thread::sleep_for(5ms)) {
+    if (Clock::now() >= until) return false;
+  }
+  return true;
+}
+
+// One request's answer, handed back by the scheduler from whichever thread has it.
+class AwaitedAnswer {
+ public:
+  // The callable RequestScheduler::run takes (copyable, called once).
+  auto callback() {
+    return [promise = promise_](http::Response response) { promise->set_value(std::move(response)); };
+  }
+  bool arrives_within(std::chrono::milliseconds timeout) {
+    return future_.wait_for(timeout) == std::future_status::ready;
+  }
+  http::Response get() { return future_.get(); }
+
+ private:
+  std::shared_ptr<std::promise<http::Response>> promise_ = std::make_shared<std::promise<http::Response>>();
+  std::future<http::Response> future_ = promise_->get_future();
+};
+
+// The waiting part of a flow's run (FlowEndpoint::run) for one key, without the flow: while the
+// test holds the key in flight, a request waits for it (Prefer: wait=10) or is refused; once the
+// test lets it go, the request answers as a replay, saying it waited. "/busy" holds the worker
+// until `busy_done` is ready.
+struct KeyInFlight {
+  KeyWaiters& waiters;
+  std::int64_t user_id;
+  std::string key;
+  std::shared_future<void> busy_done;
+  std::atomic<bool> in_flight{true};
+
+  http::Response operator()(const http::Request& request) {
+    if (request.path == "/busy") {
+      busy_done.wait_for(10s);
+      return rr::test::plain_text("busy");
+    }
+    rr::api::BoundedWait wait(10, 10s, request.wait_deadline, rr::api::held_wait_place(request));
+    if (!in_flight) {
+      auto replay = rr::test::plain_text("replayed");
+      rr::api::mark_wait_applied(replay, wait);
+      return replay;
+    }
+    try {
+      if (auto later = rr::api::wait_for_release(&waiters, wait, user_id, key)) return std::move(*later);
+      return rr::api::error_response(rr::api::key_in_flight());
+    } catch (const rr::api::ApiError& e) {
+      return rr::api::error_response(e);
+    }
+  }
+};
+
+http::ServerOptions one_worker_and_one_control_thread() {
+  http::ServerOptions options;
+  options.worker_threads = 1;
+  options.control_threads = 1;
+  options.max_fibers = 0;
+  options.max_queued_requests = 0;
+  return options;
+}
+
+http::Request request_at(std::string path) {
+  http::Request request;
+  request.method = "POST";
+  request.path = std::move(path);
+  return request;
+}
 
 }  // namespace
 
@@ -240,6 +348,96 @@ BOOST_AUTO_TEST_CASE(a_first_request_that_ends_unfinished_leaves_the_waiter_to_r
   auto retried = post_ride(*api, token, key);
   BOOST_TEST(retried.response.status == 201);
   BOOST_TEST(retried.response.body == waited.response.body);
+}
+
+BOOST_AUTO_TEST_CASE(a_request_woken_while_the_key_is_in_flight_keeps_its_place_until_it_is_answered) {
+  constexpr std::size_t kPlaces = 2;
+  auto key = new_key();
+  auto user_id = lock_key_of_alice(key);
+  rr::db::ConnectionPool pool{db.url(), db.session_options(), 2, 5s};
+  KeyWaiters waiters(pool, places_per_user(kPlaces));
+  std::promise<void> busy_done;
+  KeyInFlight handler{waiters, user_id, key, busy_done.get_future().share()};
+  http::RequestScheduler scheduler(
+      one_worker_and_one_control_thread(), [&](const http::Request& request) { return handler(request); }, nullptr);
+  boost::asio::io_context no_fibers;
+  auto run_on = [&](http::Lane lane, const std::string& path, AwaitedAnswer& answer) {
+    scheduler.run(scheduler.place(lane), request_at(path), no_fibers.get_executor(), answer.callback());
+  };
+
+  // The user's places, each taken by a request that waits.
+  AwaitedAnswer first, second, third, busy;
+  run_on(http::Lane::workers, "/first", first);
+  run_on(http::Lane::workers, "/second", second);
+  BOOST_REQUIRE(eventually([&] { return waiters.waiting() == kPlaces; }));
+  // Both woken while the key is still in flight (as when its lock looked abandoned, or its creation
+  // rolled back and was retried); their re-runs queue behind a busy worker.
+  run_on(http::Lane::workers, "/busy", busy);
+  waiters.key_released(user_id, key);
+  BOOST_TEST(waiters.waiting() == 0u);
+
+  // Meanwhile a third request of the same user: both places are still held, by requests not yet
+  // answered, so it is refused at once.
+  run_on(http::Lane::control, "/third", third);
+  BOOST_REQUIRE(third.arrives_within(5s));
+  auto refused = third.get();
+  BOOST_TEST(refused.status == 429, refused.body);
+  BOOST_TEST(refused.header("Retry-After").value_or("") == "1");
+
+  // The two run again, find the key still in flight, and park again, each in its own place.
+  busy_done.set_value();
+  BOOST_TEST(eventually([&] { return waiters.waiting() == kPlaces; }));
+  BOOST_TEST(!first.arrives_within(100ms));
+  BOOST_TEST(!second.arrives_within(0ms));
+
+  // The key let go: both answer, saying they waited, and their places are given back.
+  handler.in_flight = false;
+  waiters.key_released(user_id, key);
+  for (auto* waited : {&first, &second}) {
+    BOOST_REQUIRE(waited->arrives_within(5s));
+    auto answer = waited->get();
+    BOOST_TEST(answer.status == 200, answer.body);
+    BOOST_TEST(answer.body == "replayed");
+    BOOST_TEST(answer.header("Preference-Applied").value_or("") == "wait=10");
+  }
+  BOOST_TEST(waiters.waiting() == 0u);
+  BOOST_TEST(scheduler.parked() == 0u);
+  auto again_first = waiters.reserve(user_id);
+  auto again_second = waiters.reserve(user_id);
+  BOOST_TEST(holds_a_place(again_first));
+  BOOST_TEST(holds_a_place(again_second));
+  BOOST_TEST(!holds_a_place(waiters.reserve(user_id)));  // the bound itself is unchanged
+  scheduler.stop();
+}
+
+BOOST_AUTO_TEST_CASE(a_woken_waiter_parks_again_in_its_own_place_which_is_given_back_when_dropped) {
+  auto key = new_key();
+  auto user_id = lock_key_of_alice(key);
+  rr::db::ConnectionPool pool{db.url(), db.session_options(), 2, 5s};
+  KeyWaiters waiters(pool, places_per_user(1));
+  std::atomic<int> resumed{0};
+  auto deadline = Clock::now() + 10s;
+
+  auto reserved = waiters.reserve(user_id);
+  BOOST_REQUIRE(holds_a_place(reserved));
+  auto place = std::get<std::shared_ptr<KeyWaiters::Place>>(std::move(reserved));
+  waiters.add(*place, key, deadline, [&] { ++resumed; });
+  waiters.key_released(user_id, key);
+  BOOST_TEST(resumed.load() == 1);
+  BOOST_TEST(waiters.waiting() == 0u);
+  // Woken, it still holds the user's one place: nobody else may wait in it meanwhile ...
+  auto other = waiters.reserve(user_id);
+  BOOST_REQUIRE(!holds_a_place(other));
+  BOOST_TEST((std::get<KeyWaiters::Refusal>(other) == KeyWaiters::Refusal::user_at_share));
+  // ... and it parks again in it, not refused although the user is at the bound.
+  waiters.add(*place, key, deadline, [&] { ++resumed; });
+  BOOST_TEST(waiters.waiting() == 1u);
+  waiters.key_released(user_id, key);
+  BOOST_TEST(resumed.load() == 2);
+
+  // Answered (its holder drops it): the place is free for the user's next wait.
+  place.reset();
+  BOOST_TEST(holds_a_place(waiters.reserve(user_id)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,7 @@
 #include "common/api/bounded_wait.hpp"
 
 #include <algorithm>
+#include <any>
 #include <memory>
 
 #include "common/api/outcome_answers.hpp"
@@ -10,11 +11,16 @@
 namespace rr::api {
 
 BoundedWait::BoundedWait(std::optional<std::uint64_t> preferred_seconds, std::chrono::seconds max_wait,
-                         std::optional<std::chrono::steady_clock::time_point> waited_until)
-    : deadline(waited_until) {
+                         std::optional<std::chrono::steady_clock::time_point> waited_until, WaitPlace held)
+    : deadline(waited_until), place(std::move(held)) {
   if (!preferred_seconds || max_wait.count() <= 0) return;
   applied = std::chrono::seconds(static_cast<std::int64_t>(
       std::min<std::uint64_t>(*preferred_seconds, static_cast<std::uint64_t>(max_wait.count()))));
+}
+
+WaitPlace held_wait_place(const http::Request& request) {
+  const auto* held = std::any_cast<WaitPlace>(&request.wait_place);
+  return held ? *held : nullptr;
 }
 
 std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters, const BoundedWait& wait,
@@ -26,26 +32,38 @@ std::optional<http::Response> wait_for_release(idempotency::KeyWaiters* waiters,
     count_wait("timed_out");
     return std::nullopt;
   }
-  auto reserved = waiters->reserve(user_id);
-  if (auto* refusal = std::get_if<idempotency::KeyWaiters::Refusal>(&reserved)) {
-    if (*refusal == idempotency::KeyWaiters::Refusal::registry_full) {
-      count_wait("refused");
-      return std::nullopt;
+  // A re-run woken while the key is still in flight (its lock looked abandoned, or its creation
+  // rolled back and was retried) parks again in the place it holds: had the place been given back
+  // when it woke, another request could have taken it meanwhile, and more than the bound waited.
+  WaitPlace place = wait.place;
+  if (!place) {
+    auto reserved = waiters->reserve(user_id);
+    if (auto* refusal = std::get_if<idempotency::KeyWaiters::Refusal>(&reserved)) {
+      if (*refusal == idempotency::KeyWaiters::Refusal::registry_full) {
+        count_wait("refused");
+        return std::nullopt;
+      }
+      // Not the 409 of a key in flight: this user asks for more waits than anyone may hold, and
+      // retrying the same key later is what helps (as for API_MAX_IN_FLIGHT_PER_USER).
+      count_wait("refused_per_user");
+      throw too_many_waiting();
     }
-    // Not the 409 of a key in flight: this user asks for more waits than anyone may hold, and
-    // retrying the same key later is what helps (as for API_MAX_IN_FLIGHT_PER_USER).
-    count_wait("refused_per_user");
-    throw too_many_waiting();
+    place = std::get<std::shared_ptr<idempotency::KeyWaiters::Place>>(std::move(reserved));
   }
   count_wait("waiting");
-  // The place goes with the deferral: given back if the request is never parked.
-  auto place = std::get<std::shared_ptr<idempotency::KeyWaiters::Place>>(std::move(reserved));
   http::Response later;
   later.deferral = std::make_shared<const http::Deferral>(http::Deferral{
-      deadline, [waiters, place, key, deadline](std::shared_ptr<http::Continuation> continuation) {
-        // The waiters know no HTTP: they resume the parked request through a callback.
-        waiters->add(place, key, deadline, [continuation = std::move(continuation)] { continuation->run_again(); });
-      }});
+      .deadline = deadline,
+      .park =
+          [waiters, place, key, deadline](std::shared_ptr<http::Continuation> continuation) {
+            // The waiters know no HTTP: they resume the parked request through a callback.
+            waiters->add(*place, key, deadline,
+                         [continuation = std::move(continuation)] { continuation->run_again(); });
+          },
+      // The request holds the place from here until it is answered (given back if it is never
+      // parked).
+      .wait_place = place,
+  });
   return later;
 }
 

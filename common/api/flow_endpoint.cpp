@@ -78,7 +78,8 @@ FlowRequest::FlowRequest(const http::Request& request, const flows::FoundFlow& f
           request.method, request.target, request.header("Content-Type").value_or(""), request.body)),
       remote_address(request.remote_address),
       preferred_wait(http::preferred_wait_seconds(request.headers)),
-      wait_deadline(request.wait_deadline) {}
+      wait_deadline(request.wait_deadline),
+      wait_place(held_wait_place(request)) {}
 
 FlowRequest::FlowRequest(const flows::RegisteredFlow& flow, std::string path, std::string key, std::string params_json,
                          const http::Request& request, std::optional<std::uint64_t> wait_seconds)
@@ -89,7 +90,8 @@ FlowRequest::FlowRequest(const flows::RegisteredFlow& flow, std::string path, st
       fingerprint(idempotency::FinishedResponses::fingerprint(flow.method, this->path, this->params_json)),
       remote_address(request.remote_address),
       preferred_wait(wait_seconds),
-      wait_deadline(request.wait_deadline) {}
+      wait_deadline(request.wait_deadline),
+      wait_place(held_wait_place(request)) {}
 
 std::optional<http::Response> FlowEndpoint::replay_from_memory(std::int64_t user_id, const FlowRequest& request) {
   auto finished = deps_.finished.find(user_id, request.key);
@@ -144,7 +146,7 @@ http::Response FlowEndpoint::run_for_user(const auth::User& user, const flows::R
 }
 
 http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth::User> user) {
-  BoundedWait wait(request.preferred_wait, deps_.max_wait, request.wait_deadline);
+  BoundedWait wait(request.preferred_wait, deps_.max_wait, request.wait_deadline, request.wait_place);
   auto replayed = [&](http::Response response) {
     if (wait.waited()) count_wait("replayed");
     mark_wait_applied(response, wait);

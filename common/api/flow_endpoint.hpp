@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -39,6 +40,8 @@ struct FlowRequest {
   std::string remote_address;
   std::optional<std::uint64_t> preferred_wait;                         // Prefer: wait=N, seconds (before the cap)
   std::optional<std::chrono::steady_clock::time_point> wait_deadline;  // Request::wait_deadline
+  // The waiter's place an earlier wait of this request took (Request::wait_place), or null.
+  std::shared_ptr<const idempotency::KeyWaiters::Place> wait_place;
 };
 
 class FlowEndpoint {

@@ -2,6 +2,7 @@
 // socket, and nothing outside common/http/ needs Beast's headers.
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -32,6 +33,10 @@ struct Request {
   // Set when the handler deferred this request (Response::deferral) and the server runs it again:
   // the deadline of that first deferral, so a re-run that must wait again waits only what is left.
   std::optional<std::chrono::steady_clock::time_point> wait_deadline;
+  // Set with wait_deadline: what the handler's wait holds for the request (Deferral::wait_place),
+  // kept from its first deferral until it is answered, so a re-run that must wait again waits in
+  // it. Its type is the handler's business (the API: its place among its user's key waiters).
+  std::any wait_place;
 
   // Case-insensitive lookup of the first header with this name.
   std::optional<std::string_view> header(std::string_view name) const;
@@ -49,8 +54,8 @@ class Continuation {
   virtual ~Continuation() = default;
   // Writes `response` as the request's answer, as it is (no handler sees it).
   virtual void answer(Response response) = 0;
-  // Hands the same request (its admission kept, Request::wait_deadline set) to the worker lane
-  // again, or answers 503 when the lane's queue is full.
+  // Hands the same request (its admission and wait place kept, Request::wait_deadline set) to the
+  // worker lane again, or answers 503 when the lane's queue is full.
   virtual void run_again() = 0;
 };
 
@@ -64,6 +69,10 @@ struct Deferral {
   // (becomes Request::admission when the request has none): a place the triage did not take,
   // such as the in-flight slot of a user known only on a worker.
   std::shared_ptr<const void> admission = nullptr;
+  // The place the request's wait takes in whatever it waits in, when it has one: becomes
+  // Request::wait_place, held until the request is answered, through every re-run and
+  // deferral in between.
+  std::any wait_place = {};
 };
 
 // `response`, when it is a deferral, with `admission` kept by the parked request

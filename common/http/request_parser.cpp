@@ -11,6 +11,7 @@ RequestParser::RequestParser(Request& into) : request_(into) {
   request_.body.clear();
   request_.admission.reset();
   request_.wait_deadline.reset();
+  request_.wait_place.reset();
 }
 
 void RequestParser::on_request_impl(bhttp::verb method, string_view method_string, string_view target, int version,

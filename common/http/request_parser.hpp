@@ -17,8 +17,8 @@ namespace rr::http {
 class RequestParser final : public boost::beast::http::basic_parser<true> {
  public:
   // Parses into `into`, which must outlive the parser. Its method, target, path, query, headers
-  // and body are replaced (their storage kept); remote_address is left as it is; admission and
-  // wait_deadline are cleared.
+  // and body are replaced (their storage kept); remote_address is left as it is; admission,
+  // wait_deadline and wait_place are cleared.
   explicit RequestParser(Request& into);
 
   // The request was a HEAD, which `into` holds as a GET (RFC 9110 section 9.3.2: HEAD is GET

@@ -155,12 +155,14 @@ class RequestScheduler {
     });
   }
 
-  // On the thread whose handler deferred: the request (with its admission, still in flight for the
-  // server) waits in the registry, holding no thread, until its continuation acts.
+  // On the thread whose handler deferred: the request (with its admission and its wait's place,
+  // still in flight for the server) waits in the registry, holding no thread, until its
+  // continuation acts. Both stay with it until it is answered, on its re-runs too.
   template <typename Answer>
   void park(Request request, std::shared_ptr<const Deferral> deferral, Answer& answer) {
     request.wait_deadline = deferral->deadline;
     if (!request.admission) request.admission = deferral->admission;
+    if (deferral->wait_place.has_value()) request.wait_place = deferral->wait_place;
     auto continuation =
         deferred_->park([this, request = std::move(request), answer](std::optional<Response> answered) mutable {
           if (answered) return answer(std::move(*answered));

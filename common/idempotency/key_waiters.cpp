@@ -54,12 +54,17 @@ KeyWaiters::KeyWaiters(db::ConnectionPool& pool, KeyWaitersOptions options)
     : pool_(pool), options_(options), poller_([this] { poll_loop(); }) {}
 
 KeyWaiters::~KeyWaiters() {
+  std::map<KeyId, std::vector<Waiter>> dropped;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    dropped.swap(waiters_);
   }
   changed_.notify_all();
   poller_.join();
+  // Dropped here, outside the lock and while every member is alive: a dropped continuation may
+  // drop its request, and with it the place the request held (give_back).
+  dropped.clear();
 }
 
 std::variant<std::shared_ptr<KeyWaiters::Place>, KeyWaiters::Refusal> KeyWaiters::reserve(std::int64_t user_id) {
@@ -74,23 +79,17 @@ std::variant<std::shared_ptr<KeyWaiters::Place>, KeyWaiters::Refusal> KeyWaiters
   try {
     return std::make_shared<Place>(*this, user_id);
   } catch (...) {
-    std::lock_guard lock(mutex_);
-    give_back(user_id, 1);
+    give_back(user_id);
     throw;
   }
 }
 
-void KeyWaiters::give_back(std::int64_t user_id, std::size_t count) {
-  places_ -= count;
+void KeyWaiters::give_back(std::int64_t user_id) {
+  std::lock_guard lock(mutex_);
+  --places_;
   auto it = places_per_user_.find(user_id);
   if (it == places_per_user_.end()) return;
-  it->second -= std::min(it->second, count);
-  if (it->second == 0) places_per_user_.erase(it);
-}
-
-void KeyWaiters::drop(Place& place) {
-  std::lock_guard lock(mutex_);
-  if (!place.parked_) give_back(place.user_id_, 1);
+  if (--it->second == 0) places_per_user_.erase(it);
 }
 
 std::size_t KeyWaiters::waiting() const {
@@ -98,14 +97,11 @@ std::size_t KeyWaiters::waiting() const {
   return count_;
 }
 
-void KeyWaiters::add(const std::shared_ptr<Place>& place, const std::string& key,
-                     std::chrono::steady_clock::time_point deadline, Resume resume) {
+void KeyWaiters::add(const Place& place, const std::string& key, std::chrono::steady_clock::time_point deadline,
+                     Resume resume) {
   {
     std::lock_guard lock(mutex_);
-    // Taken over once: a second add() of the same place would count one place twice.
-    if (place->parked_) throw std::logic_error("a waiter's place was parked twice");
-    waiters_[{place->user_id_, key}].push_back({deadline, std::move(resume)});
-    place->parked_ = true;
+    waiters_[{place.user_id_, key}].push_back({deadline, std::move(resume)});
     ++count_;
   }
   changed_.notify_all();
@@ -116,7 +112,6 @@ void KeyWaiters::take_waiters_of(const KeyId& key, std::vector<Resume>& out) {
   if (it == waiters_.end()) return;
   for (auto& waiter : it->second) out.push_back(std::move(waiter.resume));
   count_ -= it->second.size();
-  give_back(key.first, it->second.size());
   waiters_.erase(it);
 }
 
@@ -166,7 +161,6 @@ void KeyWaiters::poll_loop() {
       for (auto w = expired; w != list.end(); ++w) due.push_back(std::move(w->resume));
       auto expired_count = static_cast<std::size_t>(list.end() - expired);
       count_ -= expired_count;
-      give_back(it->first.first, expired_count);
       list.erase(expired, list.end());
       for (const auto& w : list) earliest_deadline = std::min(earliest_deadline, w.deadline);
       it = list.empty() ? waiters_.erase(it) : std::next(it);

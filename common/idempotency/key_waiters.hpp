@@ -7,7 +7,9 @@
 // seen by ONE thread that, only while there are waiters, asks the database about every waited key
 // in one query per poll interval, on a pooled connection held for that query only.
 // Places are bounded per process and per user, so one user's flood of waits cannot take the
-// places every other user's waits need (issue 34).
+// places every other user's waits need. A place is held by its request from its first wait until
+// it is answered, whatever wakes it in between: the bound counts requests that waited, not only
+// those parked at this instant.
 #pragma once
 
 #include <chrono>
@@ -58,14 +60,16 @@ class KeyWaiters {
   KeyWaiters(const KeyWaiters&) = delete;
   KeyWaiters& operator=(const KeyWaiters&) = delete;
 
-  // One waiter's place, taken before its request is deferred: the server parks the request later,
-  // on another thread, and a place counted from the start keeps concurrent deferrals from passing
-  // either bound. Given back when its waiter leaves the registry, or when it is dropped before
-  // add() (the request was never parked).
+  // One waiter's place, taken before its request is first deferred (the server parks the request
+  // later, on another thread, and a place counted from the start keeps concurrent deferrals from
+  // passing either bound). Its request holds it until it is answered: woken while the key is still
+  // in flight, it parks again in the same place (add() with it again), so no other request can
+  // take the place in between. Given back only when the last holder drops it; it must not outlive
+  // the registry (the server drops its parked requests when it stops, before the registry goes).
   class Place {
    public:
     Place(KeyWaiters& owner, std::int64_t user_id) : owner_(owner), user_id_(user_id) {}
-    ~Place() { owner_.drop(*this); }
+    ~Place() { owner_.give_back(user_id_); }
     Place(const Place&) = delete;
     Place& operator=(const Place&) = delete;
 
@@ -73,7 +77,6 @@ class KeyWaiters {
     friend class KeyWaiters;
     KeyWaiters& owner_;
     const std::int64_t user_id_;
-    bool parked_ = false;  // under owner_.mutex_: add() took it over
   };
   enum class Refusal {
     registry_full,  // max_waiters places are taken
@@ -82,14 +85,14 @@ class KeyWaiters {
 
   // A place for one more of this user's waiters, or why there is none. One short lock.
   std::variant<std::shared_ptr<Place>, Refusal> reserve(std::int64_t user_id);
-  // `resume` is called once the key is released or at `deadline`, whichever comes first.
-  // The waiter is `place`'s user's and keeps the place until it leaves the registry.
-  void add(const std::shared_ptr<Place>& place, const std::string& key, std::chrono::steady_clock::time_point deadline,
-           Resume resume);
+  // `resume` is called once the key is released or at `deadline`, whichever comes first. The
+  // waiter is `place`'s user's, and waits in that place: a request woken while the key is still in
+  // flight parks again with the place it holds, and is never refused for it.
+  void add(const Place& place, const std::string& key, std::chrono::steady_clock::time_point deadline, Resume resume);
   // A run of this key in this process ended (finished, or let go unfinished): its waiters run
   // again now. Cheap when nobody waits.
   void key_released(std::int64_t user_id, const std::string& key);
-  // Parked waiters (places reserved and not yet parked not counted).
+  // Parked waiters (places held by requests not parked now, reserved or re-running, not counted).
   std::size_t waiting() const;
 
  private:
@@ -104,10 +107,8 @@ class KeyWaiters {
   std::vector<KeyId> released_keys(const std::vector<KeyId>& keys);
   // Takes the waiters of `key` out (under mutex_).
   void take_waiters_of(const KeyId& key, std::vector<Resume>& out);
-  // Gives back `count` of this user's places (under mutex_).
-  void give_back(std::int64_t user_id, std::size_t count);
-  // A place dropped: given back unless a waiter took it over.
-  void drop(Place& place);
+  // A place dropped by its last holder: one of this user's places is free again.
+  void give_back(std::int64_t user_id);
 
   db::ConnectionPool& pool_;
   const KeyWaitersOptions options_;
@@ -115,8 +116,8 @@ class KeyWaiters {
   std::condition_variable changed_;
   std::map<KeyId, std::vector<Waiter>> waiters_;
   std::size_t count_ = 0;  // parked waiters: the poller works only while there are some
-  // Places taken (reserved or parked), in all and per user; only users holding places have an
-  // entry, so the map is bounded by max_waiters.
+  // Places held (from the first wait until the answer), in all and per user; only users holding
+  // places have an entry, so the map is bounded by max_waiters.
   std::size_t places_ = 0;
   std::unordered_map<std::int64_t, std::size_t> places_per_user_;
   bool stopping_ = false;

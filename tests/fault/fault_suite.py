@@ -3021,12 +3021,14 @@ class Suite:
                     k["id"], k["user_id"], k["origin_ip"], want))
         for first, waiters in h.waiter_bursts:
             answered = [r for r in waiters if r.answers]
-            # The bound holds for the waiters parked at once. A place frees only when the key is let
-            # go: if the first request finished it (201 or 402), every waiter then replays and a
+            # The bound holds for the requests that waited and are not answered yet: a request
+            # holds its place from its first wait until its answer, also when woken while the key
+            # is still in flight and parked again, so a place frees only when a waiter is answered.
+            # If the first request finished the key (201 or 402), every waiter then replays and a
             # later arrival replays at once; if it left the key unfinished (a 503 in a provider
-            # outage), a woken waiter resumes the key and a later arrival may wait in the place it
-            # freed, so more than the bound may wait one after another. Only the first case is
-            # counted.
+            # outage), a woken waiter resumes the key and answers, and a later arrival may wait in
+            # the place that answer freed, so more than the bound may wait one after another. Only
+            # the first case is counted.
             if (not waiters or len(answered) < len(waiters) or any(self.hostile_excused(r) for r in waiters + [first])
                     or max(r.sent for r in waiters) - min(r.sent for r in waiters) > 0.25
                     or not first.answers or first.answers[0][0] not in (201, 402)):
