@@ -103,10 +103,12 @@ bool recorded(pqxx::connection& conn, const Migration& migration, std::chrono::m
 // false when it was already recorded. Between the statements no transaction of this connection
 // holds anything, so two migrators would interleave them: one dropping, as left invalid by a
 // stopped run, the index the other is building, or both altering one table's catalog row ("tuple
-// concurrently updated"). MigrationFileLock, held on a second connection from before the first
-// statement until the migration is recorded, lets one migrator at a time through; the others wait
-// for it and then find the migration recorded. Its connection is opened only when the migration is
-// pending: an up-to-date database costs no second connection.
+// concurrently updated"); worse, a slow one would still be running them after the other recorded
+// the migration and applied the next ones, undoing what those changed (012's fillfactor for rides
+// after 015's) with every migrator exiting 0. MigrationFileLock, held on a second connection from
+// before the first statement until the migration is recorded, lets one migrator at a time
+// through; the others wait for it and then find the migration recorded. Its connection is opened
+// only when the migration is pending: an up-to-date database costs no second connection.
 bool apply_outside_transaction(pqxx::connection& conn, const Migration& migration,
                                std::chrono::milliseconds statement_timeout) {
   if (recorded(conn, migration, statement_timeout)) return false;
