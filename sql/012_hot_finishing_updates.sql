@@ -36,8 +36,8 @@
 -- docs/operations.md.
 
 -- A CREATE INDEX CONCURRENTLY that was interrupted leaves an invalid index which IF NOT EXISTS
--- would keep; drop it so the next statement builds it again. (Another migrator building it at
--- this moment makes the DROP wait for that build, or a deadlock that the migrator retries.)
+-- would keep; drop it so the next statement builds it again. (No other migrator is building it at
+-- this moment: one migrator at a time runs this file, common/db/migration_file_lock.hpp.)
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass('idempotency_keys_retried') AND NOT indisvalid) THEN
@@ -95,8 +95,8 @@ BEGIN
 END;
 $$;
 
--- Last: a CREATE INDEX CONCURRENTLY chosen as a deadlock's victim (two migrators at once) leaves
--- the index invalid, and the IF NOT EXISTS above would have kept it. RR003 makes the migrator run
+-- Last: a CREATE INDEX CONCURRENTLY chosen as a deadlock's victim leaves the index invalid, and
+-- the IF NOT EXISTS above would have kept it. RR003 makes the migrator run
 -- this file again from the top, whose first statement drops it.
 DO $$
 BEGIN

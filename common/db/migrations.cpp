@@ -1,12 +1,13 @@
 // Migration runner: each pending migration in its own transaction, under a transaction-level advisory lock,
-// or statement by statement when it must run outside one; then the changed function files of
-// sql/functions/ in one more.
+// or statement by statement when it must run outside one (under a lock of its own, held across the
+// whole file); then the changed function files of sql/functions/ in one more transaction.
 #include "common/db/migrations.hpp"
 
 #include <map>
 #include <thread>
 
 #include "common/base/log.hpp"
+#include "common/db/migration_file_lock.hpp"
 #include "common/db/transaction.hpp"
 
 namespace rr::db {
@@ -17,7 +18,10 @@ constexpr long long kMigrationLockId = 7204419530913184001LL;
 
 // Serializes migrators until `tx` ends. Transaction-level on purpose: a session lock lives in a
 // server session, which a transaction-pooling PgBouncer hands to other clients between
-// transactions (and may not give back for the unlock).
+// transactions (and may not give back for the unlock). Waiting for it blocks, with a snapshot:
+// harmless, since whoever holds it runs one short transaction that never waits for a migration
+// outside a transaction (MigrationFileLock, whose index builds wait for every snapshot, has an id
+// of its own and is never waited for by blocking).
 void lock_migrations(pqxx::transaction_base& tx) {
   tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockId);
 }
@@ -29,12 +33,14 @@ bool applied(pqxx::transaction_base& tx, int version) {
 // A migration outside a transaction runs again from its first statement, a second later, when a
 // statement of it waited longer than its own lock_timeout for a table's lock (55P03: the lock is
 // wanted for an instant, and waiting for it without a bound would queue every request on that
-// table behind the wait), was a deadlock's victim (40P01: two migrators running the same file at
-// once meet that way, one's CREATE INDEX CONCURRENTLY waiting for the other's transactions), or
-// found an index it builds left invalid by such a victim (RR003, raised by the file's last
-// statement), or lost a race to create the same object (23505, 42P07, 42710: two CREATE ... IF
-// NOT EXISTS at once can both find nothing and one then fails). Every statement can run twice,
-// and the file's first ones clear what a victim left.
+// table behind the wait), was a deadlock's victim (40P01: a CREATE INDEX CONCURRENTLY waits for
+// other transactions, which an application's may meet), or found an index it builds left invalid
+// by an earlier run that stopped half-way (RR003, raised by the file's last statement), or lost a
+// race to create the same object (23505, 42P07, 42710: two CREATE ... IF NOT EXISTS at once can
+// both find nothing and one then fails). Two migrators of this code never run such a file at once
+// (MigrationFileLock); the last three remain for a migrator of an older release running beside
+// one of this. Every statement can run twice, and the file's first ones clear what a stopped run
+// left.
 constexpr int kOutsideTransactionAttempts = 30;
 
 bool worth_another_run(const pqxx::sql_error& e) {
@@ -87,18 +93,27 @@ bool apply_in_transaction(pqxx::connection& conn, const Migration& migration,
   });
 }
 
+bool recorded(pqxx::connection& conn, const Migration& migration, std::chrono::milliseconds statement_timeout) {
+  Transaction tx(conn, statement_timeout);
+  lock_migrations(tx);
+  return applied(tx, migration.version);
+}
+
 // Runs `migration`'s statements one by one outside a transaction, then records it under the lock;
-// false when it was already recorded (before, or by another migrator running it meanwhile: each
-// of its statements can run twice). The lock is not held while the statements run: a
-// transaction-level lock would need a transaction, and a session-level one would outlive the
-// migrator's server session behind a transaction-pooling PgBouncer.
+// false when it was already recorded. Between the statements no transaction of this connection
+// holds anything, so two migrators would interleave them: one dropping, as left invalid by a
+// stopped run, the index the other is building, or both altering one table's catalog row ("tuple
+// concurrently updated"); worse, a slow one would still be running them after the other recorded
+// the migration and applied the next ones, undoing what those changed (012's fillfactor for rides
+// after 015's) with every migrator exiting 0. MigrationFileLock, held on a second connection from
+// before the first statement until the migration is recorded, lets one migrator at a time
+// through; the others wait for it and then find the migration recorded. Its connection is opened
+// only when the migration is pending: an up-to-date database costs no second connection.
 bool apply_outside_transaction(pqxx::connection& conn, const Migration& migration,
                                std::chrono::milliseconds statement_timeout) {
-  {
-    Transaction tx(conn, statement_timeout);
-    lock_migrations(tx);
-    if (applied(tx, migration.version)) return false;
-  }
+  if (recorded(conn, migration, statement_timeout)) return false;
+  MigrationFileLock file_lock(conn.options(), migration.version, statement_timeout);
+  if (recorded(conn, migration, statement_timeout)) return false;  // applied by the migrator we waited for
   const auto statements = statements_of(migration.sql);
   run_again_while(migration, /*deadlocks_too=*/true, worth_another_run, [&] {
     for (const auto& statement : statements) {
@@ -106,6 +121,7 @@ bool apply_outside_transaction(pqxx::connection& conn, const Migration& migratio
       tx.exec(statement);
     }
   });
+  file_lock.confirm_held();
   Transaction tx(conn, statement_timeout);
   lock_migrations(tx);
   if (applied(tx, migration.version)) return false;
@@ -116,7 +132,9 @@ bool apply_outside_transaction(pqxx::connection& conn, const Migration& migratio
 
 // Recreates the function files whose checksum changed, all in one transaction: callers see the old
 // set or the new one. Dropping every function of the name first is what lets a file change a
-// return type (CREATE OR REPLACE cannot) or lose an overload.
+// return type (CREATE OR REPLACE cannot) or lose an overload. The migrations' lock comes first,
+// before the checksums are read: two migrators would otherwise both find a file changed and
+// replace the same function at once, which fails one of them ("tuple concurrently updated").
 void apply_functions(pqxx::connection& conn, const std::vector<SqlFunction>& functions,
                      std::chrono::milliseconds statement_timeout, MigrationReport& report) {
   Transaction tx(conn, statement_timeout);

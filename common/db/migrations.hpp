@@ -44,10 +44,12 @@ struct MigrationReport {
   std::vector<std::string> functions_created;  // sql/functions/ files (re)created by this run
 };
 
-// Safe to re-run and safe when two copies run at once, also through a transaction-pooling
+// Safe to re-run and safe when several copies run at once, also through a transaction-pooling
 // PgBouncer: every transaction of the migrator takes a transaction-level advisory lock first and
-// checks schema_migrations under it, and each migration commits together with its row (one that
-// runs outside a transaction is recorded after its last statement, under the lock).
+// checks schema_migrations under it, and each migration commits together with its row. One that
+// runs outside a transaction is run by one migrator at a time, under a lock held by a transaction
+// on a second connection opened with `conn`'s connection string (migration_file_lock.hpp), and is
+// recorded after its last statement.
 // Every statement is bounded by `statement_timeout` (a migration that needs longer runs with a
 // larger DATABASE_STATEMENT_TIMEOUT), waiting for another migrator's lock included.
 // After the numbered migrations, the functions step: in one transaction under the same lock, each
