@@ -23,7 +23,7 @@ using rr::test::TestDatabase;
 namespace {
 
 constexpr int kMigrators = 4;
-constexpr int kRoundsFromEmpty = 6;
+constexpr int kRoundsFromEmpty = 3;
 // A migrator that deadlocks waits for its statements' bounds, far longer than a migration here.
 constexpr std::chrono::seconds kMigratorDeadline{60};
 
