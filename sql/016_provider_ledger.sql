@@ -18,10 +18,14 @@
 -- the primary's changes would.
 --
 -- The rows already there are backfilled from the rides, at the one price a ride has ever had
--- (kRideAmountCents, kRideCurrency in common/rides/ride_flow.hpp). In one transaction: the tables
--- are new, and the FOREIGN KEY and the backfill read rides under locks that let reads and writes
--- go on, apart from the instant the constraint's triggers are added (lock_timeout bounds the wait
--- for it; `migrate` runs the file again a second later, common/db/migrations.cpp).
+-- (kRideAmountCents, kRideCurrency in common/rides/ride_flow.hpp). In one transaction, ordered so
+-- that writers of rides wait only for an instant: the tables are created and filled first, which
+-- reads rides under a lock that lets reads and writes go on; only then are the foreign key to
+-- rides and the two columns added, which lock rides until the commit right after them (the wait
+-- for those locks is bounded by lock_timeout; `migrate` then runs the file again a second later,
+-- common/db/migrations.cpp). The foreign key is added NOT VALID, which skips the scan that would
+-- check the rows already there (they were just copied from rides, in this transaction); new rows
+-- are checked, and a ride with a ledger row cannot be deleted.
 -- `migrate` recreates the functions that write the ledger after this file, in a transaction of its
 -- own: a ride finished by the previous functions in between (a moment, within one `migrate`) has
 -- no ledger row. The backfill statements are safe to run again and fill those in; reconciliation
@@ -30,7 +34,7 @@ SET LOCAL lock_timeout = '1s';
 
 CREATE TABLE IF NOT EXISTS provider_charges (
     stripe_charge_id  TEXT        PRIMARY KEY CHECK (char_length(stripe_charge_id) <= 255),
-    ride_id           BIGINT      NOT NULL UNIQUE REFERENCES rides ON DELETE RESTRICT,
+    ride_id           BIGINT      NOT NULL UNIQUE,  -- REFERENCES rides ON DELETE RESTRICT, added below
     user_id           BIGINT      NOT NULL,
     amount            BIGINT      NOT NULL CHECK (amount > 0),
     currency          TEXT        NOT NULL,
@@ -88,6 +92,15 @@ BEGIN
        OR (r.stripe_refund_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM provider_refunds f WHERE f.ride_id = r.id));
     IF v_left_out > 0 THEN
         RAISE WARNING '% rides carry a charge or refund id another ride already has; the ledger records the first', v_left_out;
+    END IF;
+END;
+$$;
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'provider_charges_ride_id_fkey') THEN
+        ALTER TABLE provider_charges ADD CONSTRAINT provider_charges_ride_id_fkey
+            FOREIGN KEY (ride_id) REFERENCES rides ON DELETE RESTRICT NOT VALID;
     END IF;
 END;
 $$;

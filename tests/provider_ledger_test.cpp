@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 #include <string>
 
+#include "common/db/migrations.hpp"
 #include "common/http/client.hpp"
 #include "common/payments/provider_metadata.hpp"
 #include "support/ride_fixture.hpp"
@@ -212,6 +213,32 @@ BOOST_AUTO_TEST_CASE(a_charge_retried_after_its_answer_was_lost_sends_the_same_m
   BOOST_TEST_REQUIRE(doc.IsObject(), stats.body);
   BOOST_TEST(doc["replays"].GetInt64() == 1);
   BOOST_TEST(count("provider_charges") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(migrating_to_the_ledger_records_the_charges_and_refunds_the_rides_carry) {
+  TestDatabase old(/*migrated=*/false);
+  std::vector<rr::db::Migration> before_the_ledger;
+  for (const auto& migration : rr::db::embedded_migrations()) {
+    if (migration.version < 16) before_the_ledger.push_back(migration);
+  }
+  rr::db::migrate(old.conn(), before_the_ledger, std::vector<rr::db::SqlFunction>{});
+  old.scalar("INSERT INTO users (email, stripe_customer_id) VALUES ('old@example.com', 'cus_old')");
+  // A charged ride, a refunded one, one never charged, and a charge id a bug put on two rides.
+  old.scalar(
+      "INSERT INTO rides (origin_lat, origin_lon, target_lat, target_lon, user_id, stripe_charge_id, "
+      "stripe_refund_id, cancelled_at) VALUES (1, 2, 3, 4, 1, 'ch_old1', NULL, NULL), "
+      "(1, 2, 3, 4, 1, 'ch_old2', 're_old2', now()), (1, 2, 3, 4, 1, NULL, NULL, NULL), "
+      "(1, 2, 3, 4, 1, 'ch_old1', NULL, NULL)");
+  rr::db::migrate(old.conn(), rr::db::embedded_migrations());
+  BOOST_TEST(old.scalar("SELECT string_agg(concat_ws(' ', stripe_charge_id, ride_id, user_id, amount, currency), ', ' "
+                        "ORDER BY ride_id) FROM provider_charges") == "ch_old1 1 1 2000 usd, ch_old2 2 1 2000 usd");
+  BOOST_TEST(old.scalar("SELECT concat_ws(' ', stripe_refund_id, stripe_charge_id, ride_id, amount) "
+                        "FROM provider_refunds") == "re_old2 ch_old2 2 2000");
+  // The foreign key holds for new rows, though the copied ones were not scanned again.
+  BOOST_TEST(sqlstate_of(old,
+                         "INSERT INTO provider_charges (stripe_charge_id, ride_id, user_id, amount, currency) "
+                         "VALUES ('ch_nowhere', 999, 1, 2000, 'usd')") == "23503");
+  BOOST_TEST(sqlstate_of(old, "DELETE FROM rides WHERE id = 1") == "23503");
 }
 
 BOOST_AUTO_TEST_CASE(compact_json_drops_the_spaces_postgresql_renders_and_keeps_the_digits) {
