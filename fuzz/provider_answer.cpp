@@ -49,12 +49,13 @@ Reference dom_reading(std::string_view body) {
   if (document.HasMember("error") && document["error"].IsObject()) {
     reference.fields.message = string_member(document["error"], "message");
     reference.fields.code = string_member(document["error"], "code");
+    reference.fields.type = string_member(document["error"], "type");
   }
   return reference;
 }
 
 bool same(const ProviderAnswerFields& a, const ProviderAnswerFields& b) {
-  return a.json == b.json && a.id == b.id && a.message == b.message && a.code == b.code;
+  return a.json == b.json && a.id == b.id && a.message == b.message && a.code == b.code && a.type == b.type;
 }
 
 // Nesting deeper than this is not compared: the DOM's destructor recurses once per level.
@@ -66,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view body(reinterpret_cast<const char*>(data), size);
   auto full = rr::payments::read_provider_answer(body, false);
   auto id_only = rr::payments::read_provider_answer(body, true);
-  if (!full.json) FUZZ_CHECK(full.id.empty() && full.message.empty() && full.code.empty());
+  if (!full.json) FUZZ_CHECK(full.id.empty() && full.message.empty() && full.code.empty() && full.type.empty());
 
   if (static_cast<std::size_t>(std::count_if(body.begin(), body.end(), [](char c) { return c == '[' || c == '{'; })) >
       kMaxComparedNesting) {

@@ -77,8 +77,9 @@ struct LostCommitFixture : ApiFixture {
   }
 
   // What a failover that lost the commits of a new ride takes with it: the key, its ride, and what
-  // the ride's phases wrote beside it (the audit record, the staged receipt).
+  // the ride's phases wrote beside it (the audit record, the staged receipt, the ledger's charge).
   void lose_ride(const std::string& ride_id) {
+    db.past_the_ledger_guard("DELETE FROM provider_charges WHERE ride_id = " + ride_id);
     db.scalar("DELETE FROM staged_jobs WHERE job_args->0->>'ride_id' = '" + ride_id + "'");
     db.scalar("DELETE FROM audit_records WHERE resource_type = 'ride' AND resource_id = " + ride_id);
     db.scalar("DELETE FROM idempotency_keys WHERE id = (SELECT idempotency_key_id FROM rides WHERE id = " + ride_id +
@@ -87,8 +88,9 @@ struct LostCommitFixture : ApiFixture {
   }
 
   // What a failover that lost the commits of a cancellation takes with it: the cancel's key, the
-  // ride's cancellation and what was staged and audited with it.
+  // ride's cancellation and what was staged, audited and put in the ledger with it.
   void lose_cancellation(const std::string& ride_id) {
+    db.past_the_ledger_guard("DELETE FROM provider_refunds WHERE ride_id = " + ride_id);
     db.scalar("DELETE FROM staged_jobs WHERE job_name = 'send_cancellation_receipt' AND job_args->0->>'ride_id' = '" +
               ride_id + "'");
     db.scalar("DELETE FROM audit_records WHERE action = 'cancel_ride' AND resource_id = " + ride_id);

@@ -111,6 +111,30 @@ BOOST_AUTO_TEST_CASE(a_charge_on_the_mock_is_charged_with_its_id) {
   BOOST_TEST(charges[0]["amount"].GetInt64() == 2000);
 }
 
+BOOST_AUTO_TEST_CASE(a_key_replayed_with_other_metadata_is_key_reused_and_find_charge_finds_its_charge) {
+  MockProvider provider;
+  for (int i = 0; i < 3; ++i) {  // other charges of the customer, listed around the one looked for
+    auto other = ride_charge("rr-key-other-" + std::to_string(i));
+    other.metadata = {{"rr_idempotency_key", "client-other-" + std::to_string(i)}};
+    BOOST_TEST_REQUIRE((provider.client().create_charge(other).kind == ChargeOutcome::Kind::charged));
+  }
+  auto first = ride_charge("rr-key-reused");
+  first.metadata = {{"rr_user_id", "7"}, {"rr_ride_id", "1"}, {"rr_idempotency_key", "client-key"}};
+  auto charged = provider.client().create_charge(first);
+  BOOST_TEST_REQUIRE((charged.kind == ChargeOutcome::Kind::charged));
+  auto again = first;  // the same request after a lost commit: another ride
+  again.metadata[1].second = "2";
+  auto refused = provider.client().create_charge(again);
+  BOOST_TEST((refused.kind == ChargeOutcome::Kind::key_reused));
+  BOOST_TEST(refused.http_status == 400);
+  auto found = provider.client().find_charge("cus_rider", {{"rr_user_id", "7"}, {"rr_idempotency_key", "client-key"}});
+  BOOST_TEST((found.kind == rr::payments::FoundCharge::Kind::found));
+  BOOST_TEST(found.charge_id == charged.charge_id);
+  BOOST_TEST(found.succeeded);
+  auto absent = provider.client().find_charge("cus_rider", {{"rr_idempotency_key", "no-such-key"}});
+  BOOST_TEST((absent.kind == rr::payments::FoundCharge::Kind::absent));
+}
+
 // Issue 14: the API charges from a request fiber; the provider call suspends it (the
 // fiber's I/O thread runs the exchange) and the outcome is the same as a thread's.
 BOOST_AUTO_TEST_CASE(a_charge_and_its_refund_from_a_request_fiber_are_made) {

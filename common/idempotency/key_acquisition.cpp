@@ -70,6 +70,7 @@ Lookup create_with_call(KeyConnections& connections, const KeyRequest& request, 
     const db::Row& row = answer.rows.front();
     Lookup lookup = settle(row, answer.first_column);
     if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
+      acquired->key.idempotency_key = request.idempotency_key;
       acquired->carried = Carried{row, answer.first_column + kCreatingCallKeyColumns};
     }
     return lookup;
@@ -84,7 +85,9 @@ std::optional<KeyRow> acquire_key_by_id(db::ConnectionPool::Lease& conn, std::in
   auto rows =
       db::run_one_trip(conn, db::call(statements::kLockById.name, key_id, random_uuid(), db::seconds_of(lock_timeout)));
   if (rows.empty()) return std::nullopt;
-  return key_row_from(rows[0]);
+  KeyRow key = key_row_from(rows[0]);
+  key.idempotency_key = rows[0][kKeyRowColumns].as<std::string>();
+  return key;
 }
 
 AcquireResult begin_key(db::ConnectionPool::Lease conn, const KeyRequest& request,
@@ -106,6 +109,7 @@ AcquireResult begin_key(KeyConnections connections, const KeyRequest& request, s
         auto section = std::make_unique<OpenSection>(std::move(conn));
         lookup = find_or_create(section->tx, section->lease, request, lock_timeout);
         if (auto* acquired = std::get_if<Acquired>(&lookup.answer)) {
+          acquired->key.idempotency_key = request.idempotency_key;
           acquired->section = std::move(section);
           return true;
         }

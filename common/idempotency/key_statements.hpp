@@ -21,7 +21,8 @@ namespace rr::idempotency::statements {
 inline constexpr db::Statement kFindOrCreate{"idem_find_or_create",
                                              "SELECT * FROM idem_find_or_create($1, $2, $3, $4, $5, $6, $7, $8)"};
 
-// Locks an unfinished key whose lock is free or expired. Returns the key row, or nothing.
+// Locks an unfinished key whose lock is free or expired. Returns the key row (key_row_from) and
+// then the client's Idempotency-Key, or nothing.
 //   $1 key id  $2 new lock token  $3 lock timeout in seconds
 inline constexpr db::Statement kLockById{"idem_lock_by_id", "SELECT * FROM idem_lock_by_id($1, $2, $3)"};
 

@@ -27,8 +27,10 @@ class AnswerFieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<
     } else if (depth_ == 2 && in_error_) {
       if (key == "message" && !seen_message_) next_ = Field::message;
       if (key == "code" && !seen_code_) next_ = Field::code;
+      if (key == "type" && !seen_type_) next_ = Field::type;
       seen_message_ = seen_message_ || key == "message";
       seen_code_ = seen_code_ || key == "code";
+      seen_type_ = seen_type_ || key == "type";
     }
     return true;
   }
@@ -42,6 +44,7 @@ class AnswerFieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<
     }
     if (next_ == Field::message) fields_.message.assign(text, length);
     if (next_ == Field::code) fields_.code.assign(text, length);
+    if (next_ == Field::type) fields_.type.assign(text, length);
     next_ = Field::none;
     return true;
   }
@@ -71,14 +74,14 @@ class AnswerFieldsHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<
   }
 
  private:
-  enum class Field { none, id, error, message, code };
+  enum class Field { none, id, error, message, code, type };
   ProviderAnswerFields& fields_;
   const bool id_only_;
   bool stopped_at_id_ = false;
   int depth_ = 0;
   bool in_error_ = false;
   Field next_ = Field::none;
-  bool seen_id_ = false, seen_error_ = false, seen_message_ = false, seen_code_ = false;
+  bool seen_id_ = false, seen_error_ = false, seen_message_ = false, seen_code_ = false, seen_type_ = false;
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // What the Stripe client reads of a provider's JSON answer: the created object's id, and an
-// error's message and code. Nothing else of a charge or refund object is read, so no document is
-// built: RapidJSON's SAX reader walks the body once and keeps these three strings, its stack in a
+// error's message, code and type. Nothing else of a charge or refund object is read, so no document is
+// built: RapidJSON's SAX reader walks the body once and keeps these four strings, its stack in a
 // buffer of its own (a charge object is a few kilobytes of fields; building its DOM was most of
 // what reading the answer cost a request).
 #pragma once
@@ -15,6 +15,7 @@ struct ProviderAnswerFields {
   std::string id;       // the top-level object's "id", when a string
   std::string message;  // "error": {"message": ...}, when both are what they should be
   std::string code;     // "error": {"code": ...}
+  std::string type;     // "error": {"type": ...}, e.g. idempotency_error
 };
 
 // Like looking the members up in a parsed document: the first member of a name counts, a member

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "common/payments/provider_metadata.hpp"
+
 namespace rr::payments {
 
 struct RefundRequest {
@@ -13,6 +15,7 @@ struct RefundRequest {
   std::optional<std::int64_t> amount;  // cents; unset: whatever of the charge is not refunded yet
   std::string reason;                  // "", duplicate, fraudulent or requested_by_customer
   std::string idempotency_key;         // fixed by what is refunded, same on every attempt
+  Metadata metadata;                   // refund_metadata (provider_metadata.hpp), same on every attempt
 };
 
 struct RefundOutcome {

@@ -3,6 +3,9 @@
 // anything else means "unknown, retry later with the same key".
 #include "common/payments/stripe_client.hpp"
 
+#include <rapidjson/document.h>
+
+#include <chrono>
 #include <string>
 
 #include "common/base/log.hpp"
@@ -20,6 +23,7 @@ struct StripeClient::Answer {
   bool timed_out = false;
   int status = 0;
   ProviderAnswerFields body;
+  std::string raw_body;  // kept for a listing (GET) only
 
   bool success() const { return arrived && status >= 200 && status < 300; }
   // The provider's error message, falling back to a description of the status.
@@ -61,8 +65,11 @@ StripeClient::Answer StripeClient::post_form(const std::string& path,
   };
   if (!idempotency_key.empty()) http_request.headers.emplace_back("Idempotency-Key", idempotency_key);
   http_request.body = http::form_encode(fields);
-  http_request.timeout = settings_.timeout;
+  return send(std::move(http_request));
+}
 
+StripeClient::Answer StripeClient::send(http::ClientRequest http_request) const {
+  http_request.timeout = settings_.timeout;
   Answer answer;
   http::ClientResponse response;
   try {
@@ -77,7 +84,8 @@ StripeClient::Answer StripeClient::post_form(const std::string& path,
   }
   answer.arrived = true;
   answer.status = response.status;
-  answer.body = read_provider_answer(response.body, answer.success());
+  answer.body = read_provider_answer(response.body, answer.success() && http_request.method == "POST");
+  if (http_request.method == "GET") answer.raw_body = std::move(response.body);
   return answer;
 }
 
@@ -88,6 +96,7 @@ ChargeOutcome StripeClient::create_charge(const ChargeRequest& request) const {
       {"customer", request.customer},
   };
   if (!request.description.empty()) fields.emplace_back("description", request.description);
+  for (const auto& [name, value] : request.metadata) fields.emplace_back("metadata[" + name + "]", value);
   auto answer = post_form("/v1/charges", fields, request.idempotency_key);
 
   ChargeOutcome outcome;
@@ -104,6 +113,7 @@ ChargeOutcome StripeClient::create_charge(const ChargeRequest& request) const {
     return outcome;
   }
   if (answer.status == 402) outcome.kind = ChargeOutcome::Kind::card_declined;
+  if (answer.status == 400 && answer.body.type == "idempotency_error") outcome.kind = ChargeOutcome::Kind::key_reused;
   outcome.message = answer.error_message();
   return outcome;
 }
@@ -112,6 +122,7 @@ RefundOutcome StripeClient::create_refund(const RefundRequest& request) const {
   std::vector<std::pair<std::string, std::string>> fields = {{"charge", request.charge}};
   if (request.amount) fields.emplace_back("amount", std::to_string(*request.amount));
   if (!request.reason.empty()) fields.emplace_back("reason", request.reason);
+  for (const auto& [name, value] : request.metadata) fields.emplace_back("metadata[" + name + "]", value);
   auto answer = post_form("/v1/refunds", fields, request.idempotency_key);
 
   RefundOutcome outcome;
@@ -134,6 +145,73 @@ RefundOutcome StripeClient::create_refund(const RefundRequest& request) const {
   }
   outcome.message = answer.error_message();
   return outcome;
+}
+
+namespace {
+
+// A listed object's metadata holds every wanted pair.
+bool holds(const rapidjson::Value& object, const Metadata& wanted) {
+  auto metadata = object.FindMember("metadata");
+  if (metadata == object.MemberEnd() || !metadata->value.IsObject()) return false;
+  for (const auto& [name, value] : wanted) {
+    auto member = metadata->value.FindMember(name.c_str());
+    if (member == metadata->value.MemberEnd() || !member->value.IsString() || member->value.GetString() != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Pages a list of Stripe's may take here: the window's charges of one customer are few, and a
+// bound keeps a provider that always says has_more from holding the request.
+constexpr int kMaxListPages = 20;
+constexpr std::int64_t kProviderKeyWindowSeconds = 24 * 60 * 60;
+
+}  // namespace
+
+FoundCharge StripeClient::find_charge(const std::string& customer, const Metadata& wanted) const {
+  FoundCharge result;
+  auto since =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count() -
+      kProviderKeyWindowSeconds;
+  std::string after;
+  for (int page = 0; page < kMaxListPages; ++page) {
+    std::vector<std::pair<std::string, std::string>> query = {
+        {"customer", customer}, {"created[gte]", std::to_string(since)}, {"limit", "100"}};
+    if (!after.empty()) query.emplace_back("starting_after", after);
+    http::ClientRequest request;
+    request.url = settings_.api_base + "/v1/charges?" + http::form_encode(query);
+    request.headers = {{"Authorization", "Bearer " + settings_.api_key}, {"Accept", "application/json"}};
+    auto answer = send(std::move(request));
+    if (!answer.success()) {
+      result.message = answer.arrived ? answer.error_message() : answer.transport_error;
+      return result;
+    }
+    rapidjson::Document list;
+    list.Parse(answer.raw_body.data(), answer.raw_body.size());
+    auto data = list.IsObject() ? list.FindMember("data") : rapidjson::Value::MemberIterator{};
+    if (!list.IsObject() || data == list.MemberEnd() || !data->value.IsArray()) {
+      result.message = "payment provider listed charges in a body that is not a list";
+      return result;
+    }
+    for (const auto& charge : data->value.GetArray()) {
+      if (!charge.IsObject() || !charge.HasMember("id") || !charge["id"].IsString()) continue;
+      after = charge["id"].GetString();
+      if (!holds(charge, wanted)) continue;
+      result.kind = FoundCharge::Kind::found;
+      result.charge_id = after;
+      result.succeeded = charge.HasMember("status") && charge["status"].IsString() &&
+                         std::string_view(charge["status"].GetString()) == "succeeded";
+      return result;
+    }
+    auto more = list.FindMember("has_more");
+    if (more == list.MemberEnd() || !more->value.IsBool() || !more->value.GetBool() || after.empty()) {
+      result.kind = FoundCharge::Kind::absent;
+      return result;
+    }
+  }
+  result.message = "payment provider listed more than " + std::to_string(kMaxListPages) + " pages of charges";
+  return result;
 }
 
 }  // namespace rr::payments

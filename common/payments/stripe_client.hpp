@@ -29,10 +29,16 @@ class StripeClient {
   // headers. Never throws for provider or network trouble: that is RefundOutcome::Kind::unavailable.
   RefundOutcome create_refund(const RefundRequest& request) const;
 
+  // The customer's charge of the last 24 hours (the provider's key window) whose metadata holds
+  // every pair of `wanted`: GET {base}/v1/charges?customer=...&created[gte]=...&limit=100, paged
+  // with starting_after. For a charge the provider refused to replay (ChargeOutcome key_reused).
+  FoundCharge find_charge(const std::string& customer, const Metadata& wanted) const;
+
  private:
   struct Answer;  // one POST's result as far as the wire goes (stripe_client.cpp)
   Answer post_form(const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
                    const std::string& idempotency_key) const;
+  Answer send(http::ClientRequest request) const;
 
   config::PaymentSettings settings_;
   // Kept-alive connections to the provider: a charge pays no connect or TLS handshake of its own

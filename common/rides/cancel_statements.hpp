@@ -17,10 +17,13 @@ inline constexpr db::Statement kCancelBegin{"rides_cancel_begin",
 //   $1 ride id  $2 user id
 inline constexpr db::Statement kRefundTarget{"rides_refund_target", "SELECT * FROM rides_refund_target($1, $2)"};
 
-// Stores the refund's derived provider key on the ride.
-//   $1 ride id  $2 user id  $3 refund idempotency key
+// Stores the refund's derived provider key on the ride, and the first cancel request's key and
+// parameters beside it; returns those (the refund's metadata on every attempt, by any request).
+//   $1 ride id  $2 user id  $3 refund idempotency key  $4 the cancel's Idempotency-Key
+//   $5 its request params (jsonb)
+// Returns: refund_request_key, refund_request_params (JSON text).
 inline constexpr db::Statement kStoreRefundKey{"rides_store_refund_key",
-                                               "SELECT * FROM rides_store_refund_key($1, $2, $3)"};
+                                               "SELECT * FROM rides_store_refund_key($1, $2, $3, $4, $5)"};
 
 // Cancels the ride with its refund (unless it already is), stages the cancellation receipt and
 // the audit record once; returns the ride.

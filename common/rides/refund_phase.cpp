@@ -33,6 +33,7 @@ const char* outcome_label(const payments::RefundOutcome& outcome) {
 struct RefundTarget {
   std::string charge_id;
   std::string idempotency_key;
+  payments::Metadata metadata;
 };
 
 }  // namespace
@@ -43,15 +44,24 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
   if (!params) throw std::runtime_error("stored request_params of key " + std::to_string(key.id) + " are unreadable");
 
   // Read under our fence: the charge never changes once set. The key is stored before it is sent,
-  // so the ride shows the key the provider saw.
+  // so the ride shows the key the provider saw. The metadata names the cancel request that first
+  // stored it, whichever request this is: every attempt under the key must send the same.
   RefundTarget target;
   ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
     auto rows = ctx.exec(tx, statements::kRefundTarget, params->ride_id, key.user_id);
     if (rows.empty()) throw std::runtime_error("ride " + std::to_string(params->ride_id) + " has no charge to refund");
     auto charge_id = rows[0][0].as<std::string>();
-    target = {charge_id,
-              payments::refund_provider_key(run.stripe.settings().provider_key_secret, key.user_id, charge_id)};
-    ctx.exec(tx, statements::kStoreRefundKey, params->ride_id, key.user_id, target.idempotency_key);
+    target.charge_id = charge_id;
+    target.idempotency_key =
+        payments::refund_provider_key(run.stripe.settings().provider_key_secret, key.user_id, charge_id);
+    auto kept = ctx.exec(tx, statements::kStoreRefundKey, params->ride_id, key.user_id, target.idempotency_key,
+                         key.idempotency_key, key.request_params);
+    if (kept.empty()) throw std::runtime_error("ride " + std::to_string(params->ride_id) + " vanished");
+    target.metadata = payments::refund_metadata({.user_id = key.user_id,
+                                                 .ride_id = params->ride_id,
+                                                 .idempotency_key = kept[0][0].as<std::string>(),
+                                                 .request_params = kept[0][1].as<std::string>(),
+                                                 .charge = charge_id});
     return idempotency::NoOp{};
   });
 
@@ -59,6 +69,7 @@ idempotency::PhaseResult refund_phase(idempotency::PhaseContext& ctx, const flow
   refund.charge = target.charge_id;
   refund.idempotency_key = target.idempotency_key;
   refund.reason = "requested_by_customer";
+  refund.metadata = target.metadata;
   auto started = std::chrono::steady_clock::now();
   auto outcome = run.stripe.create_refund(refund);
   payments::record_provider_call(payments::kRefundCallFamilies, outcome_label(outcome),

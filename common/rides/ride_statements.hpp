@@ -23,6 +23,11 @@ inline constexpr db::Statement kRecordChargeAndStageReceipt{
     "rides_record_charge_and_stage_receipt_v2",
     "SELECT * FROM rides_record_charge_and_stage_receipt_v2($1, $2, $3, $4, $5)"};
 
+// The key's ride as the response shows it (ride_view_from); no row: no ride for the key. For a
+// resumed charge, whose metadata names the ride (this run did not create it, so nothing carried it).
+//   $1 key id
+inline constexpr db::Statement kRideOfKey{"rides_view_of_key", "SELECT * FROM rides_view_of_key($1)"};
+
 // For keys that stopped at charge_created: stages the receipt for the already charged ride.
 //   $1 key id  $2 amount (cents)  $3 currency  $4 user id
 inline constexpr db::Statement kStageReceiptForKey{"rides_stage_receipt_for_key_v2",

@@ -1,7 +1,9 @@
 -- Moved here from sql/008_flat_phase_functions.sql by 011; the only definition. `migrate`
 -- (re)creates it when this file changes.
 -- The charge phase after a successful charge: the 201 stored and the key finished (fenced by the
--- lock token), the charge recorded on the key's ride and its receipt staged, in one statement.
+-- lock token), the charge recorded on the key's ride and in the provider ledger (sql/016: unique
+-- there, so a second charge id for the ride or this charge id on another ride is a unique
+-- violation that rolls all of it back) and its receipt staged, in one statement.
 -- Its parts see one snapshot, so they are chained by what they return: no finish, no ride update;
 -- no ride update, no job. The checks come after it and roll all of it back: RR001 when the lock is
 -- no longer ours (nothing was written), RR002 when the key has no ride.
@@ -35,6 +37,9 @@ BEGIN
         FROM finished
         WHERE r.idempotency_key_id = finished.id
         RETURNING r.id
+    ), ledger AS (
+        INSERT INTO provider_charges (stripe_charge_id, ride_id, user_id, amount, currency)
+        SELECT p_charge_id, charged.id, p_user_id, p_amount, p_currency FROM charged
     ), receipt AS (
         INSERT INTO staged_jobs (job_name, job_args)
         SELECT 'send_ride_receipt', jsonb_build_array(jsonb_build_object(

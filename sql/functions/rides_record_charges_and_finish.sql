@@ -1,13 +1,18 @@
 -- The finishing phases of many new keys in one statement and one commit (issue 31, point 2:
 -- coalesced commits). Each request is what rides_record_charge_and_finish does for one: its 201
 -- stored (NULL when it is rides_created_body of its ride) and its key finished and unlocked,
--- fenced by its lock token, its ride's charge recorded and its receipt staged. Where the single
+-- fenced by its lock token, its ride's charge recorded on the ride and in the provider ledger
+-- (sql/016) and its receipt staged. Where the single
 -- function raises after writing and rolls back, this one checks each request before writing and
 -- writes nothing for a request that fails, so the others commit: the result is one row per
 -- request, its ordinal (1-based, the arrays' order) and the SQLSTATE the single function would
 -- have raised for it, NULL when it finished. RR001: its lock is no longer its own (checked on the
 -- newest row version by the UPDATE itself, as the single function's); RR002: its key has no
--- ride. No subtransaction, no exception per row.
+-- ride; 23505: the ledger already has a charge for its ride or its charge id for another ride, or
+-- an earlier request of the batch names the same charge id (the single function's unique
+-- violation). No subtransaction, no exception per row: a conflict committed after this
+-- statement's snapshot still meets the ledger's unique indexes, which refuse the whole batch, and
+-- the caller then runs each request alone (common/db/coalesced_calls.cpp).
 --
 -- The arrays have one element per request, in the same order. A key named twice is finished once,
 -- for its first request; the others answer RR001 (their token cannot still be the key's).
@@ -27,24 +32,31 @@ BEGIN
              AS i(key_id, lock_token, charge_id, amount, currency, user_id, response_code, response_body, ordinal)
         ORDER BY i.key_id, i.ordinal
     ), target AS (
-        -- Each request's ride, read by its key in this snapshot before the charge id is set on it.
+        -- Each request's ride, read by its key in this snapshot before the charge id is set on it,
+        -- and whether the ledger would refuse its charge.
         SELECT q.*, r.id AS ride_id,
                CASE WHEN q.response_code = 201 AND q.response_body = rides_created_body(
                         r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, q.charge_id, r.created_at)
-                    THEN NULL ELSE q.response_body END AS stored_body
+                    THEN NULL ELSE q.response_body END AS stored_body,
+               EXISTS (SELECT 1 FROM provider_charges c WHERE c.stripe_charge_id = q.charge_id)
+                   OR EXISTS (SELECT 1 FROM provider_charges c WHERE c.ride_id = r.id)
+                   OR row_number() OVER (PARTITION BY q.charge_id ORDER BY q.ordinal) > 1 AS refused
         FROM request q JOIN rides r ON r.idempotency_key_id = q.key_id
     ), finished AS (
         UPDATE idempotency_keys k
         SET recovery_point = 'finished', response_code = t.response_code, response_body = t.stored_body,
             locked_at = NULL, lock_token = NULL, last_run_at = now()
         FROM target t
-        WHERE k.id = t.key_id AND k.lock_token = t.lock_token
+        WHERE k.id = t.key_id AND k.lock_token = t.lock_token AND NOT t.refused
         RETURNING k.id
     ), charged AS (
         UPDATE rides r SET stripe_charge_id = t.charge_id
         FROM target t JOIN finished f ON f.id = t.key_id
         WHERE r.id = t.ride_id
-        RETURNING r.id, t.amount, t.currency, t.user_id
+        RETURNING r.id, t.charge_id, t.amount, t.currency, t.user_id
+    ), ledger AS (
+        INSERT INTO provider_charges (stripe_charge_id, ride_id, user_id, amount, currency)
+        SELECT c.charge_id, c.id, c.user_id, c.amount, c.currency FROM charged c
     ), receipt AS (
         INSERT INTO staged_jobs (job_name, job_args)
         SELECT 'send_ride_receipt', jsonb_build_array(jsonb_build_object(
@@ -54,6 +66,12 @@ BEGIN
     SELECT i.ordinal::int,
            CASE WHEN f.id IS NOT NULL THEN NULL
                 WHEN q.key_id IS NULL THEN 'RR001'  -- a second request for a key
+                -- The ledger refuses its charge; the single function's order, a lock no longer ours
+                -- first (the single function's UPDATE finds no row, and then writes nothing).
+                WHEN EXISTS (SELECT 1 FROM target t WHERE t.key_id = q.key_id AND t.refused) THEN
+                    CASE WHEN EXISTS (SELECT 1 FROM idempotency_keys k
+                                      WHERE k.id = q.key_id AND k.lock_token = q.lock_token) THEN '23505'
+                         ELSE 'RR001' END
                 -- It has a ride, so the fenced UPDATE found the token no longer its own (perhaps
                 -- changed after this statement's snapshot: the UPDATE checks the newest version).
                 WHEN EXISTS (SELECT 1 FROM target t WHERE t.key_id = q.key_id) THEN 'RR001'

@@ -79,8 +79,8 @@ TestDatabase::~TestDatabase() {
 void TestDatabase::truncate_all() {
   pqxx::nontransaction tx(*conn_);
   tx.exec(
-      "TRUNCATE users, api_tokens, idempotency_keys, rides, audit_records, staged_jobs, idempotency_keys_archive, "
-      "rider_sessions "
+      "TRUNCATE users, api_tokens, idempotency_keys, rides, provider_charges, provider_refunds, audit_records, "
+      "staged_jobs, idempotency_keys_archive, rider_sessions "
       "RESTART IDENTITY CASCADE");
 }
 
@@ -100,6 +100,15 @@ void TestDatabase::refuse_connections(bool refuse) {
 std::string TestDatabase::scalar(const std::string& sql) {
   pqxx::nontransaction tx(*conn_);
   auto rows = tx.exec(sql);
+  if (rows.empty() || rows[0][0].is_null()) return "";
+  return rows[0][0].as<std::string>();
+}
+
+std::string TestDatabase::past_the_ledger_guard(const std::string& sql) {
+  pqxx::work tx(*conn_);
+  tx.exec("SET LOCAL session_replication_role = replica");
+  auto rows = tx.exec(sql);
+  tx.commit();
   if (rows.empty() || rows[0][0].is_null()) return "";
   return rows[0][0].as<std::string>();
 }

@@ -47,6 +47,10 @@ class TestDatabase {
   void refuse_connections(bool refuse);
   // Runs one statement and returns its first column of its first row as text ("" for none).
   std::string scalar(const std::string& sql);
+  // Runs `sql` (statements that delete from the insert-only provider ledger, sql/016) in one
+  // transaction with the ledger's triggers skipped (session_replication_role = replica), as a
+  // lost commit takes ledger rows with it; returns the first column of the last statement's first row.
+  std::string past_the_ledger_guard(const std::string& sql);
   // Waits until some request holds the lock of this Idempotency-Key: the next request with it
   // finds it in flight. Fails the test when none does within 10 s.
   void until_key_locked(const std::string& key);
