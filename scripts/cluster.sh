@@ -16,6 +16,23 @@
 #   scripts/cluster.sh rolling-restart DIR         restart api1 then api2, each only while the
 #                                                  other is up behind HAProxy
 #
+# Backups (both shapes; docs/operations.md, "Backups and restore"): PostgreSQL archives its WAL
+# through pgBackRest from the start (plain: DIR/servers/pgbackrest/pgbackrest.conf; HA: one
+# configuration per node, DIR/patroni/nN/pgbackrest.conf, archiving from whichever node leads)
+# into one repository, BACKUP_REPO_PATH (default DIR/servers/backup-repo, HA DIR/backup-repo).
+#   scripts/cluster.sh backup DIR [--full|--diff]  a backup (default --diff: a full one if none)
+#   scripts/cluster.sh backups DIR                 the backups and the oldest restore point
+#   scripts/cluster.sh restore DIR --to TIME       point-in-time restore (TIME in RFC 3339, e.g.
+#                                                  2026-11-27T12:00:00Z), or --latest: everything
+#                                                  archived. Stops the daemons and PgBouncer,
+#                                                  restores, closes writes (write_fences), starts
+#                                                  them again, runs the reconciliation pass (or
+#                                                  says to), then takes a full backup
+#   scripts/cluster.sh backup-metrics DIR FILE     the backup and archive metrics as a
+#                                                  node-exporter textfile
+# RESTORE_RECONCILE_MARGIN (seconds, default 600): reconciliation starts this long before the
+# restore point. `status` adds the last good backup, the archiver and `pgbackrest check`.
+#
 # Members: pgbouncer haproxy stripe-mock api1 api2 enqueuer1 enqueuer2 completer1 completer2
 # reaper (PostgreSQL and Redis are scripts/local-servers.sh's, in DIR/servers). An API started
 # again is waited for until HAProxy reports it UP; an API stopped, until HAProxy has it out.
@@ -521,6 +538,137 @@ stop_all() {
   fi
 }
 
+# --- backups and restore (scripts/backup-site.sh) -------------------------------------------
+
+# shellcheck source=scripts/backup-site.sh
+. "$repo/scripts/backup-site.sh"
+
+backup_repo_path() {
+  if [ "${HA:-}" = 1 ]; then echo "${BACKUP_REPO_PATH:-$dir/backup-repo}"; else echo "${BACKUP_REPO_PATH:-$dir/servers/backup-repo}"; fi
+}
+
+node_backup_config() { echo "$dir/patroni/n$1/pgbackrest.conf"; }
+
+backup_config_here() {
+  # The configuration of the PostgreSQL that archives now: the local servers', or the leader's.
+  if [ "${HA:-}" = 1 ]; then
+    local leader
+    leader=$(leader_name) || { say "no leader: nothing to back up from"; return 1; }
+    node_backup_config "${leader#n}"
+  else
+    [ -f "$dir/servers/pgbackrest/pgbackrest.conf" ] || { say "PostgreSQL here does not archive"; return 1; }
+    echo "$dir/servers/pgbackrest/pgbackrest.conf"
+  fi
+}
+
+node_conninfo() {
+  # Through the Unix socket: it works from here even when the node is in a namespace of its own.
+  echo "host=$dir/patroni/n$1 port=$(node_var "$1" PG_PORT) user=postgres dbname=${2:-rocket_rides} connect_timeout=5"
+}
+
+backup_conninfo_here() {
+  if [ "${HA:-}" = 1 ]; then
+    local leader
+    leader=$(leader_name) || return 1
+    node_conninfo "${leader#n}"
+  else
+    echo "host=$dir/servers/pg port=$PG_PORT user=postgres dbname=rocket_rides connect_timeout=5"
+  fi
+}
+
+take_backup() {
+  local type=diff
+  case "${1:-}" in
+    --full) type=full ;;
+    --diff | "") type=diff ;;
+    --incr) type=incr ;;
+    *) die "backup: unknown option $1 (--full or --diff)" ;;
+  esac
+  backup_take "$(backup_config_here)" "$type"
+}
+
+restore() {
+  local to="" latest=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --to) to=${2:?--to needs a time (RFC 3339, e.g. 2026-11-27T12:00:00Z)}; shift 2 ;;
+      --latest) latest=1; shift ;;
+      *) die "restore: unknown option $1 (--to TIME or --latest)" ;;
+    esac
+  done
+  if { [ -n "$to" ] && [ -n "$latest" ]; } || { [ -z "$to" ] && [ -z "$latest" ]; }; then
+    die "restore: say --to TIME or --latest"
+  fi
+  local config target=""
+  if [ "${HA:-}" = 1 ]; then config=$(node_backup_config 1); else config=$(backup_config_here) || exit 1; fi
+  # Before anything stops: a target no backup reaches fails here, in one line.
+  if [ -n "$to" ]; then
+    target=$(backup_target "$config" "$to") || exit 1
+  elif ! backup_info_json "$config" | python3 "$backup_info" newest >/dev/null; then
+    die "restore: there is no backup to restore from (take one: $0 backup $dir --full)"
+  fi
+  local started
+  started=$(date +%s)
+  if [ "${HA:-}" = 1 ]; then restore_ha "$target" "$to"; else restore_plain "$target" "$to"; fi
+  say "restored in $(($(date +%s) - started)) s"
+}
+
+postgres_alive_plain() { [ -f "$dir/servers/pg/postmaster.pid" ] && kill -0 "$(head -n 1 "$dir/servers/pg/postmaster.pid")" 2>/dev/null; }
+
+restore_plain() {
+  local target=$1 to=$2 config conninfo restored since
+  config=$(backup_config_here)
+  conninfo=$(backup_conninfo_here)
+  if [ -z "$to" ] && postgres_alive_plain; then
+    # PostgreSQL still runs: what it has not archived yet goes to the repository first.
+    backup_flush "$config" || say "WARNING: restoring what the archive holds; later commits are lost"
+  fi
+  # The provider's stand-in and HAProxy stay up: they hold no database state (the stand-in's
+  # records are what reconciliation reads).
+  say "stopping the daemons and PgBouncer, then PostgreSQL"
+  stop_members "${app_members[@]}"
+  stop_members pgbouncer
+  "$local_servers" postgres-stop "$dir/servers"
+  backup_restore_data "$config" "$dir/servers/pg" "$target"
+  say "starting PostgreSQL: it replays the archive$([ -n "$to" ] && echo " to $to") and promotes"
+  "$local_servers" postgres-start "$dir/servers" >/dev/null || die "restore: PostgreSQL did not start on the restored data"
+  backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" postgres_alive_plain ||
+    { tail -n 20 "$dir/servers/pg/server.log" >&2; die "restore: recovery did not finish"; }
+  restored=$(backup_after_promote "$conninfo")
+  after_restore "$config" "$conninfo" "$to" "$restored"
+}
+
+after_restore() {
+  # What both shapes do once the restored PostgreSQL is a primary again.
+  local config=$1 conninfo=$2 to=$3 restored=$4 time since
+  if [ -n "$to" ]; then time=$to
+  elif [ -n "$restored" ]; then time=$restored
+  else time=$(backup_info_json "$config" | python3 "$backup_info" newest)
+  fi
+  since=$(backup_margin_since "$time")
+  backup_close_writes "$conninfo" "$time" "$since"
+  if [ "${HA:-}" != 1 ]; then
+    say "starting PgBouncer and the daemons"
+    start_member pgbouncer
+    start_app_members
+  fi
+  app_env
+  backup_reconcile "$BIN_DIR/rocket-rides-api" "$since" "${member_env[@]}"
+  # The backups taken before the restore are of another history past the restore point: a later
+  # restore, and a standby built from the repository, start from this one.
+  backup_take "$config" full >/dev/null
+  echo "restored to: $time (last transaction replayed: ${restored:-none after the backup})"
+  echo "reconcile since: $since"
+}
+
+start_app_members() {
+  local name
+  for name in api1 api2; do start_member "$name"; done
+  for name in "${app_members[@]}"; do
+    case "$name" in api*) ;; *) start_member "$name" ;; esac
+  done
+}
+
 # --- start -------------------------------------------------------------------------------------
 
 # shellcheck source=scripts/pgbouncer-site.sh
@@ -599,7 +747,7 @@ start_all() {
   if [ "${HA:-}" = 1 ]; then start_all_ha "$bin_dir"; return; fi
 
   say "starting PostgreSQL (durable) and Redis in $dir/servers"
-  "$local_servers" start "$dir/servers" >/dev/null
+  "$local_servers" start "$dir/servers" --archive >/dev/null
   # shellcheck disable=SC1091
   . "$dir/servers/ports"
   taken_ports=" $PG_PORT $REDIS_PORT "
@@ -1170,6 +1318,12 @@ status() {
     if pid=$(member_pid "$name"); then echo "$name running pid=$pid$extra"; else echo "$name stopped$extra"; fi
   done
   if [ "${HA:-}" = 1 ]; then status_ha; fi
+  local config conninfo
+  if config=$(backup_config_here 2>/dev/null) && conninfo=$(backup_conninfo_here 2>/dev/null); then
+    backup_status "$config" "$conninfo"
+  else
+    echo "backup: no archiving here$([ "${HA:-}" = 1 ] && echo " (no leader)")"
+  fi
 }
 
 is_member() {
@@ -1185,7 +1339,7 @@ case "$cmd" in
     start_all "$@"
     ;;
   stop | env | status | start-member | stop-member | restart | rolling-restart | leader | failover | \
-    switchover | kill-postgres | partition | heal)
+    switchover | kill-postgres | partition | heal | backup | backups | restore | backup-metrics)
     if [ ! -d "$dir" ]; then
       [ "$cmd" = stop ] && exit 0
       die "no cluster in $dir"
@@ -1203,6 +1357,13 @@ case "$cmd" in
       failover | switchover) load_conf; need_ha; change_leader "$cmd" "$@" ;;
       kill-postgres) load_conf; need_ha; kill_postgres "${1:-}" ;;
       partition | heal) load_conf; need_ha; partition_node "$cmd" "${1:-}" ;;
+      backup) load_conf; take_backup "$@" ;;
+      backups) load_conf; backup_list "$(backup_config_here)" ;;
+      restore) load_conf; restore "$@" ;;
+      backup-metrics)
+        load_conf
+        backup_write_metrics "$(backup_config_here)" "$(backup_conninfo_here)" "${1:?backup-metrics needs a FILE}"
+        ;;
     esac
     ;;
   *) usage ;;
