@@ -638,27 +638,113 @@ restore_plain() {
   after_restore "$config" "$conninfo" "$to" "$restored"
 }
 
-after_restore() {
-  # What both shapes do once the restored PostgreSQL is a primary again.
-  local config=$1 conninfo=$2 to=$3 restored=$4 time since
-  if [ -n "$to" ]; then time=$to
-  elif [ -n "$restored" ]; then time=$restored
-  else time=$(backup_info_json "$config" | python3 "$backup_info" newest)
+restore_fence() {
+  # restore_fence CONFIG CONNINFO TO RESTORED: once the restored PostgreSQL is a primary, before
+  # any daemon runs: writes closed from the restore point less the margin. Sets restore_time and
+  # restore_since.
+  local config=$1 conninfo=$2 to=$3 restored=$4
+  if [ -n "$to" ]; then restore_time=$to
+  elif [ -n "$restored" ]; then restore_time=$restored
+  else restore_time=$(backup_info_json "$config" | python3 "$backup_info" newest)
   fi
-  since=$(backup_margin_since "$time")
-  backup_close_writes "$conninfo" "$time" "$since"
-  if [ "${HA:-}" != 1 ]; then
-    say "starting PgBouncer and the daemons"
-    start_member pgbouncer
-    start_app_members
-  fi
+  restore_since=$(backup_margin_since "$restore_time")
+  backup_close_writes "$conninfo" "$restore_time" "$restore_since"
+}
+
+restore_report() {
+  # Once the daemons run again: the reconciliation pass over the restored window, then the lines
+  # on stdout.
   app_env
-  backup_reconcile "$BIN_DIR/rocket-rides-api" "$since" "${member_env[@]}"
+  backup_reconcile "$BIN_DIR/rocket-rides-api" "$restore_since" "${member_env[@]}"
+  echo "restored to: $restore_time (last transaction replayed: ${1:-none after the backup})"
+  echo "reconcile since: $restore_since"
+}
+
+after_restore() {
+  local config=$1 conninfo=$2 to=$3 restored=$4
+  restore_fence "$config" "$conninfo" "$to" "$restored"
+  say "starting PgBouncer and the daemons"
+  start_member pgbouncer
+  start_app_members
   # The backups taken before the restore are of another history past the restore point: a later
-  # restore, and a standby built from the repository, start from this one.
+  # restore starts from this one.
   backup_take "$config" full >/dev/null
-  echo "restored to: $time (last transaction replayed: ${restored:-none after the backup})"
-  echo "reconcile since: $since"
+  restore_report "$restored"
+}
+
+node_data() { echo "$dir/patroni/n$1/data"; }
+
+node_postgres_alive() { [ -n "$(node_postmasters "$1")" ]; }
+
+stop_node_postgres() {
+  # A fast shutdown (a checkpoint, clients cut), bounded, then what stop_orphan_postgres does.
+  local n=$1
+  if node_postgres_alive "$n"; then
+    as_postgres "$PG_BIN_DIR/pg_ctl" -w -t 60 -D "$(node_data "$n")" -m fast stop >/dev/null 2>&1 || true
+  fi
+}
+
+restore_ha() {
+  # The documented order (docs/high-availability.md, "Restoring the HA shape"): pause Patroni,
+  # stop it everywhere, stop PostgreSQL, restore one node's data directory, recover it alone and
+  # close writes, clear the cluster's keys in etcd, start that node's Patroni (it takes the
+  # cluster over with its data), rebuild the standbys from a new full backup, resume.
+  local target=$1 to=$2 leader n m config conninfo restored
+  leader=$(leader_name || true)
+  n=${leader#n}
+  [ -n "$n" ] || n=1
+  config=$(node_backup_config "$n")
+  conninfo=$(node_conninfo "$n")
+  if [ -z "$to" ] && [ -n "$leader" ]; then
+    backup_flush "$config" || say "WARNING: restoring what the archive holds; later commits are lost"
+  fi
+  say "pausing Patroni (no failover while PostgreSQL stops)"
+  patronictl -c "$dir/patroni/n$n.yml" pause --wait >&2 || say "WARNING: patronictl pause failed; going on"
+  say "stopping the daemons and PgBouncer, then Patroni and PostgreSQL on every node"
+  stop_members "${app_members[@]}"
+  stop_members pgbouncer
+  stop_members patroni1 patroni2 patroni3
+  for m in 1 2 3; do stop_node_postgres "$m"; done
+  stop_orphan_postgres
+  backup_restore_data "$config" "$(node_data "$n")" "$target"
+  say "n$n: starting PostgreSQL alone (Unix socket only): it replays the archive$([ -n "$to" ] && echo " to $to") and promotes"
+  # The restored postgresql.conf is Patroni's from whichever node the backup came from: this
+  # node's port, socket and archive command win on the command line; no synchronous standby yet.
+  as_postgres "$PG_BIN_DIR/pg_ctl" -w -t "${RESTORE_TIMEOUT:-600}" -D "$(node_data "$n")" -l "$dir/logs/restore-n$n.log" \
+    -o "-p $(node_var "$n" PG_PORT) -c listen_addresses='' -c unix_socket_directories='$dir/patroni/n$n' -c synchronous_standby_names='' -c archive_mode=on -c \"archive_command=$(backup_archive_command "$config")\"" \
+    start >/dev/null || { tail -n 20 "$dir/logs/restore-n$n.log" >&2; die "restore: PostgreSQL did not start on the restored data"; }
+  backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" node_postgres_alive "$n" ||
+    { tail -n 20 "$dir/logs/restore-n$n.log" >&2; die "restore: recovery did not finish"; }
+  restored=$(backup_after_promote "$conninfo")
+  restore_fence "$config" "$conninfo" "$to" "$restored"
+  # The standbys are built from the repository's newest backup: one of this history.
+  backup_take "$config" full >/dev/null
+  as_postgres "$PG_BIN_DIR/pg_ctl" -w -t 60 -D "$(node_data "$n")" -m fast stop >/dev/null
+  say "clearing the cluster's keys in etcd (/service/rocket-rides/)"
+  etcdctl_ del --prefix /service/rocket-rides/ >/dev/null
+  for m in 1 2 3; do
+    if [ "$m" != "$n" ]; then as_postgres find "$(node_data "$m")" -mindepth 1 -delete 2>/dev/null || true; fi
+  done
+  say "starting patroni$n: it takes the cluster over with the restored data"
+  start_member "patroni$n"
+  local _ up=""
+  for _ in $(seq 1 300); do
+    if curl -fs -o /dev/null --max-time 1 "$(rest_url "$n")/primary"; then up=1; break; fi
+    member_pid "patroni$n" >/dev/null || break
+    sleep 0.2
+  done
+  [ -n "$up" ] || { log_tail "patroni$n"; die "restore: n$n did not become the leader within 60 s"; }
+  say "rebuilding the standbys (from the repository)"
+  for m in 1 2 3; do
+    if [ "$m" != "$n" ]; then start_member "patroni$m"; fi
+  done
+  wait_standbys 120 || die "restore: the standbys did not come back"
+  patronictl -c "$dir/patroni/n$n.yml" resume --wait >/dev/null 2>&1 || true
+  wait_serving_leader 30 >/dev/null || die "restore: HAProxy does not reach the leader"
+  say "starting PgBouncer and the daemons"
+  start_member pgbouncer
+  start_app_members
+  restore_report "$restored"
 }
 
 start_app_members() {
@@ -856,7 +942,8 @@ write_patroni_config() {
   if [ -n "${NETNS_PREFIX:-}" ]; then network="10.213.${NETNS_NET}.0/24"; fi
   local sync=true
   if [ "${ASYNC:-}" = 1 ]; then sync=false; fi
-  local node_dir=$dir/patroni/n$n
+  local node_dir=$dir/patroni/n$n config
+  config=$(node_backup_config "$n")
   mkdir -p "$node_dir"
   fill_template "$repo/deploy/patroni.yml.in" "$dir/patroni/n$n.yml" \
     "SCOPE=rocket-rides" "NAME=n$n" "ADDRESS=$(node_address "$n")" \
@@ -864,7 +951,12 @@ write_patroni_config() {
     "DATA_DIR=$node_dir/data" "SOCKET_DIR=$node_dir" "BIN_DIR=$PG_BIN_DIR" "ETCD_HOSTS=$hosts" \
     "CLIENT_NETWORK=$network" "AUTH_METHOD=trust" \
     "SUPERUSER_PASSWORD=unused-under-trust" "REPLICATION_PASSWORD=unused-under-trust" \
-    "SYNCHRONOUS_MODE=$sync"
+    "SYNCHRONOUS_MODE=$sync" "ARCHIVE_COMMAND=$(backup_archive_command "$config")" \
+    "RESTORE_COMMAND=$(backup_restore_command "$config")" \
+    "REPLICA_COMMAND=pgbackrest --config=$config --stanza=$backup_stanza --type=standby --target-timeline=latest restore"
+  # Every node archives into the one repository; spool, log and locks are the node's own.
+  backup_write_config "$config" "$(backup_repo_path)" "$node_dir/data" "$(node_var "$n" PG_PORT)" "$node_dir" \
+    "$node_dir/pgbackrest"
   if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$node_dir" "$dir/patroni/n$n.yml"; fi
   chmod 700 "$node_dir"
 }
@@ -1243,6 +1335,8 @@ start_all_ha() {
     sleep 0.2
   done
   [ -n "$leader" ] || { log_tail patroni1; die "n1 did not become the leader within 60 s"; }
+  say "creating the backup stanza (n1 archives from now on)"
+  backup_stanza_create "$(node_backup_config 1)"
   say "starting patroni2 and patroni3 (standbys: a base backup of n1 each)"
   start_member patroni2
   start_member patroni3
