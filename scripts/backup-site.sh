@@ -113,17 +113,9 @@ backup_status() {
   fi
 }
 
-# backup_archiver_line CONNINFO: "pushed|failed|pending" (Unix times, count) for the metrics.
-backup_archiver_line() {
-  psql -X -At "$1" -c "SELECT COALESCE(extract(epoch FROM last_archived_time)::bigint, 0) || '|' ||
-      COALESCE(extract(epoch FROM last_failed_time)::bigint, 0) || '|' ||
-      (SELECT count(*) FROM pg_ls_dir('pg_wal/archive_status') AS f WHERE f LIKE '%.ready')
-      FROM pg_stat_archiver" 2>/dev/null || true
-}
-
 # backup_write_metrics CONFIG CONNINFO FILE: the node-exporter textfile.
 backup_write_metrics() {
-  backup_info_json "$1" | python3 "$backup_info" metrics --textfile "$3" --archiver "$(backup_archiver_line "$2")"
+  python3 "$backup_info" metrics --stanza "$backup_stanza" --config "$1" --conninfo "$2" --textfile "$3"
 }
 
 # backup_target CONFIG TIME: TIME (RFC 3339) as recovery_target_time, or one line and status 1

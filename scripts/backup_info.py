@@ -9,8 +9,12 @@ target against it, and the node-exporter textfile of the backup and archiving me
   backup_info.py target TIME < info.json    TIME as PostgreSQL's recovery_target_time takes it;
                                             exit 1 with one line if a restore cannot reach it
   backup_info.py status < info.json         one line: the last good backup and the window
-  backup_info.py metrics --textfile PATH [--archiver 'pushed_epoch|failed_epoch|pending']
-                                            < info.json: writes PATH atomically (rename)
+  backup_info.py metrics --textfile PATH [--stanza S] [--config FILE] [--conninfo C]
+                                            runs `pgbackrest info` (as postgres when root) and
+                                            reads pg_stat_archiver through C, then writes PATH
+                                            atomically (rename): the node-exporter textfile of
+                                            scripts/cluster.sh backup-metrics and of
+                                            rocket-rides-backup-metrics.service
 
 Times on the command line are RFC 3339 (2026-11-27T12:00:00Z, fractions and offsets allowed).
 """
@@ -18,6 +22,7 @@ import argparse
 import datetime
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -128,6 +133,39 @@ def command_target(info, text):
     return 0
 
 
+# The archiver's state as "pushed|failed|pending": Unix times of the last archived segment and
+# the last failure, and the segments waiting in pg_wal (needs a superuser, or pg_ls_dir granted).
+ARCHIVER_SQL = """SELECT COALESCE(extract(epoch FROM last_archived_time)::bigint, 0) || '|' ||
+    COALESCE(extract(epoch FROM last_failed_time)::bigint, 0) || '|' ||
+    (SELECT count(*) FROM pg_ls_dir('pg_wal/archive_status') AS f WHERE f LIKE '%.ready')
+    FROM pg_stat_archiver"""
+
+
+def as_postgres(argv):
+    # pgBackRest refuses to touch a repository owned by another user.
+    return (["runuser", "-u", "postgres", "--"] + argv) if os.geteuid() == 0 else argv
+
+
+def run_info(stanza, config):
+    argv = ["pgbackrest", "--stanza=" + stanza] + (["--config=" + config] if config else []) + ["info", "--output=json"]
+    result = subprocess.run(as_postgres(argv), capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        # The textfile still says when it was written and what the archiver did; the backup
+        # series read 0, which the age alert takes for "no backup".
+        print("backup metrics: pgbackrest info failed: %s" % result.stderr.strip()[:300], file=sys.stderr)
+        return []
+    return json.loads(result.stdout)
+
+
+def run_archiver(conninfo):
+    result = subprocess.run(["psql", "-X", "-At", conninfo, "-c", ARCHIVER_SQL], capture_output=True, text=True,
+                            timeout=30)
+    if result.returncode != 0:
+        print("backup metrics: pg_stat_archiver unreadable: %s" % result.stderr.strip()[:300], file=sys.stderr)
+        return ""
+    return result.stdout.strip()
+
+
 def write_metrics(info, path, archiver):
     rows = backups(info)
     lines = []
@@ -182,8 +220,12 @@ def main():
     target.add_argument("time")
     metrics = sub.add_parser("metrics")
     metrics.add_argument("--textfile", required=True)
-    metrics.add_argument("--archiver", default="")
+    metrics.add_argument("--stanza", default="rocket-rides")
+    metrics.add_argument("--config", default="")
+    metrics.add_argument("--conninfo", default="dbname=postgres")
     args = parser.parse_args()
+    if args.command == "metrics":
+        return write_metrics(run_info(args.stanza, args.config), args.textfile, run_archiver(args.conninfo))
     info = read_info()
     if args.command == "list":
         return command_list(info)
@@ -197,7 +239,6 @@ def main():
         return 0
     if args.command == "target":
         return command_target(info, args.time)
-    return write_metrics(info, args.textfile, args.archiver)
 
 
 if __name__ == "__main__":
