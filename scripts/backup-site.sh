@@ -11,7 +11,10 @@ backup_info=$backup_site_repo/scripts/backup_info.py
 # The stanza: pgBackRest's name for this database cluster in the repository.
 backup_stanza=rocket-rides
 
-backup_say() { echo "$(basename "$0" .sh): $*" >&2; }
+backup_say() {
+  # The sourcing script's own voice when it has one (cluster.sh's say).
+  if declare -F say >/dev/null; then say "$*"; else echo "$(basename "$0" .sh): $*" >&2; fi
+}
 
 backup_as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 

@@ -88,7 +88,10 @@ usage() {
   exit 2
 }
 
-say() { echo "cluster: $*" >&2; }
+say() {
+  # During a restore each line says how far in it is: the operator sees which step takes long.
+  if [ -n "${say_clock:-}" ]; then echo "cluster: [+$((SECONDS - say_clock)) s] $*" >&2; else echo "cluster: $*" >&2; fi
+}
 die() { say "$*"; exit 1; }
 
 cmd=${1:-}
@@ -561,6 +564,11 @@ backup_config_here() {
   fi
 }
 
+backup_repo_config() {
+  # A configuration that reads the repository, leader or not (every node shares it).
+  if [ "${HA:-}" = 1 ]; then node_backup_config 1; else backup_config_here; fi
+}
+
 node_conninfo() {
   # Through the Unix socket: it works from here even when the node is in a namespace of its own.
   echo "host=$dir/patroni/n$1 port=$(node_var "$1" PG_PORT) user=postgres dbname=${2:-rocket_rides} connect_timeout=5"
@@ -600,17 +608,16 @@ restore() {
     die "restore: say --to TIME or --latest"
   fi
   local config target=""
-  if [ "${HA:-}" = 1 ]; then config=$(node_backup_config 1); else config=$(backup_config_here) || exit 1; fi
+  config=$(backup_repo_config) || exit 1
   # Before anything stops: a target no backup reaches fails here, in one line.
   if [ -n "$to" ]; then
     target=$(backup_target "$config" "$to") || exit 1
   elif ! backup_info_json "$config" | python3 "$backup_info" newest >/dev/null; then
     die "restore: there is no backup to restore from (take one: $0 backup $dir --full)"
   fi
-  local started
-  started=$(date +%s)
+  say_clock=$SECONDS
   if [ "${HA:-}" = 1 ]; then restore_ha "$target" "$to"; else restore_plain "$target" "$to"; fi
-  say "restored in $(($(date +%s) - started)) s"
+  say "restored"
 }
 
 postgres_alive_plain() { [ -f "$dir/servers/pg/postmaster.pid" ] && kill -0 "$(head -n 1 "$dir/servers/pg/postmaster.pid")" 2>/dev/null; }
@@ -676,12 +683,18 @@ node_data() { echo "$dir/patroni/n$1/data"; }
 
 node_postgres_alive() { [ -n "$(node_postmasters "$1")" ]; }
 
-stop_node_postgres() {
-  # A fast shutdown (a checkpoint, clients cut), bounded, then what stop_orphan_postgres does.
-  local n=$1
-  if node_postgres_alive "$n"; then
-    as_postgres "$PG_BIN_DIR/pg_ctl" -w -t 60 -D "$(node_data "$n")" -m fast stop >/dev/null 2>&1 || true
-  fi
+stop_nodes_postgres() {
+  # A fast shutdown (clients cut, a checkpoint) of every node's PostgreSQL at once, bounded, then
+  # what stop_orphan_postgres does with any left.
+  local m pid pids=()
+  for m in 1 2 3; do
+    for pid in $(node_postmasters "$m"); do
+      kill -INT "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    done
+  done
+  for pid in "${pids[@]}"; do wait_gone "$pid" 60 || true; done
+  stop_orphan_postgres
 }
 
 restore_ha() {
@@ -700,12 +713,12 @@ restore_ha() {
   fi
   say "pausing Patroni (no failover while PostgreSQL stops)"
   patronictl -c "$dir/patroni/n$n.yml" pause --wait >&2 || say "WARNING: patronictl pause failed; going on"
-  say "stopping the daemons and PgBouncer, then Patroni and PostgreSQL on every node"
+  say "stopping the daemons and PgBouncer"
   stop_members "${app_members[@]}"
   stop_members pgbouncer
+  say "stopping Patroni on every node (paused: each leaves its PostgreSQL running), then PostgreSQL"
   stop_members patroni1 patroni2 patroni3
-  for m in 1 2 3; do stop_node_postgres "$m"; done
-  stop_orphan_postgres
+  stop_nodes_postgres
   backup_restore_data "$config" "$(node_data "$n")" "$target"
   say "n$n: starting PostgreSQL alone (Unix socket only): it replays the archive$([ -n "$to" ] && echo " to $to") and promotes"
   # The restored postgresql.conf is Patroni's from whichever node the backup came from: this
@@ -1452,7 +1465,7 @@ case "$cmd" in
       kill-postgres) load_conf; need_ha; kill_postgres "${1:-}" ;;
       partition | heal) load_conf; need_ha; partition_node "$cmd" "${1:-}" ;;
       backup) load_conf; take_backup "$@" ;;
-      backups) load_conf; backup_list "$(backup_config_here)" ;;
+      backups) load_conf; backup_list "$(backup_repo_config)" ;;
       restore) load_conf; restore "$@" ;;
       backup-metrics)
         load_conf

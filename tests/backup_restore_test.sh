@@ -52,7 +52,7 @@ step "full backup, more rows, diff backup"
 "$cluster" backup "$dir" --full 2>>"$dir/logs/backup-test.log" || fail "backup --full failed"
 insert 11 20
 "$cluster" backup "$dir" --diff 2>>"$dir/logs/backup-test.log" || fail "backup --diff failed"
-list=$("$cluster" backups "$dir")
+list=$("$cluster" backups "$dir" 2>&1) || fail "backups failed: $list"
 echo "$list" | sed 's/^/    /'
 full_label=$(echo "$list" | awk '$2 == "full" { print $1 }' | head -n 1)
 if [ -n "$full_label" ]; then ok "backups lists the full backup $full_label"; else fail "backups lists no full backup"; fi

@@ -107,7 +107,9 @@ def run(directory, bin_dir):
     log("restore --to %s" % restore_point)
     restore_started = time.monotonic()
     result = cluster(directory, "restore", "--to", restore_point, timeout=400)
-    log("restore took %.0f s" % (time.monotonic() - restore_started))
+    log("restore took %.0f s; its steps:" % (time.monotonic() - restore_started))
+    for line in result.stderr.splitlines():
+        print("    " + line, flush=True)
     check(("restored to: " + restore_point) in result.stdout, "restore says what it restored to")
     got = rows(env)
     check(got == "30 1-30", "exactly the rows committed before the restore point, those after the switchover "
