@@ -658,11 +658,14 @@ restore_fence() {
   backup_close_writes "$conninfo" "$restore_time" "$restore_since"
 }
 
-restore_report() {
-  # Once the daemons run again: the reconciliation pass over the restored window, then the lines
-  # on stdout.
+restore_reconcile() {
+  # Once the daemons run again: the reconciliation pass over the restored window (it reopens
+  # writes), with the daemons' own settings.
   app_env
   backup_reconcile "$BIN_DIR/rocket-rides-api" "$restore_since" "${member_env[@]}"
+}
+
+restore_report() {
   echo "restored to: $restore_time (last transaction replayed: ${1:-none after the backup})"
   echo "reconcile since: $restore_since"
 }
@@ -673,6 +676,7 @@ after_restore() {
   say "starting PgBouncer and the daemons"
   start_member pgbouncer
   start_app_members
+  restore_reconcile
   # The backups taken before the restore are of another history past the restore point: a later
   # restore starts from this one.
   backup_take "$config" full >/dev/null
@@ -681,17 +685,17 @@ after_restore() {
 
 node_data() { echo "$dir/patroni/n$1/data"; }
 
-node_postgres_alive() { [ -n "$(node_postmasters "$1")" ]; }
+node_postgres_alive() { postmaster_pid "$1" >/dev/null; }
 
 stop_nodes_postgres() {
   # A fast shutdown (clients cut, a checkpoint) of every node's PostgreSQL at once, bounded, then
   # what stop_orphan_postgres does with any left.
   local m pid pids=()
   for m in 1 2 3; do
-    for pid in $(node_postmasters "$m"); do
+    if pid=$(postmaster_pid "$m"); then
       kill -INT "$pid" 2>/dev/null || true
       pids+=("$pid")
-    done
+    fi
   done
   for pid in "${pids[@]}"; do wait_gone "$pid" 60 || true; done
   stop_orphan_postgres
@@ -757,6 +761,7 @@ restore_ha() {
   say "starting PgBouncer and the daemons"
   start_member pgbouncer
   start_app_members
+  restore_reconcile
   restore_report "$restored"
 }
 
@@ -1181,13 +1186,12 @@ node_postmasters() {
   # whose postmaster.pid or directory is gone (see docs/high-availability.md: Patroni 3.0.2 can
   # lose track of one and remove its data directory under it).
   local want=$dir/patroni/n$1/data f pid
-  for f in /proc/[0-9]*/cmdline; do
+  # One grep over every process's argv (NUL-separated, -z) rather than a tr and a grep per
+  # process, which took seconds per node on a loaded machine. -s: a process gone meanwhile.
+  for f in $(grep -l -s -z -x -F -e "$want" /proc/[0-9]*/cmdline 2>/dev/null); do
     pid=${f#/proc/}
     pid=${pid%/cmdline}
-    # (2>/dev/null first: a process gone meanwhile fails the redirection of its cmdline.)
-    if tr '\0' '\n' 2>/dev/null <"$f" | grep -q -x -F -e "$want"; then
-      case "$(tr '\0' ' ' 2>/dev/null <"$f")" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
-    fi
+    case "$(tr '\0' ' ' 2>/dev/null <"$f")" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
   done
 }
 
