@@ -58,7 +58,11 @@ python3 - "$info" <<'PY'
 import json, sys
 backups = json.loads(sys.argv[1])[0]["backup"]
 for b in backups:
-    print("%s_backup_size_bytes=%d %s_backup_repository_bytes=%d" % (b["type"], b["info"]["size"], b["type"], b["info"]["repository"]["size"]))
+    # size: the database as restored from this backup; delta: what this backup copied; the
+    # repository's figures are the same after compression.
+    i = b["info"]
+    print("%s_backup_size_bytes=%d %s_backup_copied_bytes=%d %s_backup_repository_bytes=%d %s_backup_repository_copied_bytes=%d" % (
+        b["type"], i["size"], b["type"], i["delta"], b["type"], i["repository"]["size"], b["type"], i["repository"]["delta"]))
 PY
 
 sleep 1.1
@@ -69,7 +73,7 @@ sql "INSERT INTO drill (id, payload) SELECT g, 'after' FROM generate_series($row
 t=$(date +%s%N)
 "$cluster" restore "$dir" --to "$restore_point" >"$dir/logs/drill-restore-to.out" 2>"$dir/logs/drill-restore-to.log"
 total=$(ms_since "$t")
-backup_after=$(sed -n 's/^cluster: full backup done in \([0-9]*\) s$/\1/p' "$dir/logs/drill-restore-to.log" | tail -n 1)
+backup_after=$(sed -n 's/^cluster: .*full backup done in \([0-9]*\) s$/\1/p' "$dir/logs/drill-restore-to.log" | tail -n 1)
 figure "restore_to_ms=$((total - ${backup_after:-0} * 1000)) (the full backup after it: ${backup_after:-?} s more)"
 got=$(sql "SELECT count(*) FROM drill")
 [ "$got" = "$want" ] || { note "restore --to: $got rows, want $want"; exit 1; }
@@ -97,7 +101,7 @@ acked=$(grep -c . "$acks")
 t=$(date +%s%N)
 "$cluster" restore "$dir" --latest >"$dir/logs/drill-restore-latest.out" 2>"$dir/logs/drill-restore-latest.log"
 total=$(ms_since "$t")
-backup_after=$(sed -n 's/^cluster: full backup done in \([0-9]*\) s$/\1/p' "$dir/logs/drill-restore-latest.log" | tail -n 1)
+backup_after=$(sed -n 's/^cluster: .*full backup done in \([0-9]*\) s$/\1/p' "$dir/logs/drill-restore-latest.log" | tail -n 1)
 figure "restore_latest_ms=$((total - ${backup_after:-0} * 1000)) (the full backup after it: ${backup_after:-?} s more)"
 restored=$(sql "SELECT count(*) || '|' || COALESCE(to_char(max(committed_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), 'none') FROM drill WHERE id < 0")
 python3 - "$last_ack" "$acked" "$restored" "${ARCHIVE_TIMEOUT:-60}" <<'PY'
