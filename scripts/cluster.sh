@@ -585,14 +585,14 @@ backup_conninfo_here() {
 }
 
 take_backup() {
-  local type=diff
+  local kind="diff"
   case "${1:-}" in
-    --full) type=full ;;
-    --diff | "") type=diff ;;
-    --incr) type=incr ;;
+    --full) kind="full" ;;
+    --diff | "") kind="diff" ;;
+    --incr) kind="incr" ;;
     *) die "backup: unknown option $1 (--full or --diff)" ;;
   esac
-  backup_take "$(backup_config_here)" "$type"
+  backup_take "$(backup_config_here)" "$kind"
 }
 
 restore() {
@@ -690,14 +690,14 @@ node_postgres_alive() { postmaster_pid "$1" >/dev/null; }
 stop_nodes_postgres() {
   # A fast shutdown (clients cut, a checkpoint) of every node's PostgreSQL at once, bounded, then
   # what stop_orphan_postgres does with any left.
-  local m pid pids=()
+  local m pid postmasters=()
   for m in 1 2 3; do
     if pid=$(postmaster_pid "$m"); then
       kill -INT "$pid" 2>/dev/null || true
-      pids+=("$pid")
+      postmasters+=("$pid")
     fi
   done
-  for pid in "${pids[@]}"; do wait_gone "$pid" 60 || true; done
+  for pid in "${postmasters[@]}"; do wait_gone "$pid" 60 || true; done
   stop_orphan_postgres
 }
 
