@@ -16,6 +16,23 @@
 #   scripts/cluster.sh rolling-restart DIR         restart api1 then api2, each only while the
 #                                                  other is up behind HAProxy
 #
+# Backups (both shapes; docs/operations.md, "Backups and restore"): PostgreSQL archives its WAL
+# through pgBackRest from the start (plain: DIR/servers/pgbackrest/pgbackrest.conf; HA: one
+# configuration per node, DIR/patroni/nN/pgbackrest.conf, archiving from whichever node leads)
+# into one repository, BACKUP_REPO_PATH (default DIR/servers/backup-repo, HA DIR/backup-repo).
+#   scripts/cluster.sh backup DIR [--full|--diff]  a backup (default --diff: a full one if none)
+#   scripts/cluster.sh backups DIR                 the backups and the oldest restore point
+#   scripts/cluster.sh restore DIR --to TIME       point-in-time restore (TIME in RFC 3339, e.g.
+#                                                  2026-11-27T12:00:00Z), or --latest: everything
+#                                                  archived. Stops the daemons and PgBouncer,
+#                                                  restores, closes writes (write_fences), starts
+#                                                  them again, runs the reconciliation pass (or
+#                                                  says to), then takes a full backup
+#   scripts/cluster.sh backup-metrics DIR FILE     the backup and archive metrics as a
+#                                                  node-exporter textfile
+# RESTORE_RECONCILE_MARGIN (seconds, default 600): reconciliation starts this long before the
+# restore point. `status` adds the last good backup, the archiver and `pgbackrest check`.
+#
 # Members: pgbouncer haproxy stripe-mock api1 api2 enqueuer1 enqueuer2 completer1 completer2
 # reaper (PostgreSQL and Redis are scripts/local-servers.sh's, in DIR/servers). An API started
 # again is waited for until HAProxy reports it UP; an API stopped, until HAProxy has it out.
@@ -71,7 +88,10 @@ usage() {
   exit 2
 }
 
-say() { echo "cluster: $*" >&2; }
+say() {
+  # During a restore each line says how far in it is: the operator sees which step takes long.
+  if [ -n "${say_clock:-}" ]; then echo "cluster: [+$((SECONDS - say_clock)) s] $*" >&2; else echo "cluster: $*" >&2; fi
+}
 die() { say "$*"; exit 1; }
 
 cmd=${1:-}
@@ -521,6 +541,238 @@ stop_all() {
   fi
 }
 
+# --- backups and restore (scripts/backup-site.sh) -------------------------------------------
+
+# shellcheck source=scripts/backup-site.sh
+. "$repo/scripts/backup-site.sh"
+
+backup_repo_path() {
+  if [ "${HA:-}" = 1 ]; then echo "${BACKUP_REPO_PATH:-$dir/backup-repo}"; else echo "${BACKUP_REPO_PATH:-$dir/servers/backup-repo}"; fi
+}
+
+node_backup_config() { echo "$dir/patroni/n$1/pgbackrest.conf"; }
+
+backup_config_here() {
+  # The configuration of the PostgreSQL that archives now: the local servers', or the leader's.
+  if [ "${HA:-}" = 1 ]; then
+    local leader
+    leader=$(leader_name) || { say "no leader: nothing to back up from"; return 1; }
+    node_backup_config "${leader#n}"
+  else
+    [ -f "$dir/servers/pgbackrest/pgbackrest.conf" ] || { say "PostgreSQL here does not archive"; return 1; }
+    echo "$dir/servers/pgbackrest/pgbackrest.conf"
+  fi
+}
+
+backup_repo_config() {
+  # A configuration that reads the repository, leader or not (every node shares it).
+  if [ "${HA:-}" = 1 ]; then node_backup_config 1; else backup_config_here; fi
+}
+
+node_conninfo() {
+  # Through the Unix socket: it works from here even when the node is in a namespace of its own.
+  echo "host=$dir/patroni/n$1 port=$(node_var "$1" PG_PORT) user=postgres dbname=${2:-rocket_rides} connect_timeout=5"
+}
+
+backup_conninfo_here() {
+  if [ "${HA:-}" = 1 ]; then
+    local leader
+    leader=$(leader_name) || return 1
+    node_conninfo "${leader#n}"
+  else
+    echo "host=$dir/servers/pg port=$PG_PORT user=postgres dbname=rocket_rides connect_timeout=5"
+  fi
+}
+
+take_backup() {
+  local kind="diff"
+  case "${1:-}" in
+    --full) kind="full" ;;
+    --diff | "") kind="diff" ;;
+    --incr) kind="incr" ;;
+    *) die "backup: unknown option $1 (--full or --diff)" ;;
+  esac
+  backup_take "$(backup_config_here)" "$kind"
+}
+
+restore() {
+  local to="" latest=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --to) to=${2:?--to needs a time (RFC 3339, e.g. 2026-11-27T12:00:00Z)}; shift 2 ;;
+      --latest) latest=1; shift ;;
+      *) die "restore: unknown option $1 (--to TIME or --latest)" ;;
+    esac
+  done
+  if { [ -n "$to" ] && [ -n "$latest" ]; } || { [ -z "$to" ] && [ -z "$latest" ]; }; then
+    die "restore: say --to TIME or --latest"
+  fi
+  local config target=""
+  config=$(backup_repo_config) || exit 1
+  # Before anything stops: a target no backup reaches fails here, in one line.
+  if [ -n "$to" ]; then
+    target=$(backup_target "$config" "$to") || exit 1
+  elif ! backup_info_json "$config" | python3 "$backup_info" newest >/dev/null; then
+    die "restore: there is no backup to restore from (take one: $0 backup $dir --full)"
+  fi
+  say_clock=$SECONDS
+  if [ "${HA:-}" = 1 ]; then restore_ha "$target" "$to"; else restore_plain "$target" "$to"; fi
+  say "restored"
+}
+
+postgres_alive_plain() { [ -f "$dir/servers/pg/postmaster.pid" ] && kill -0 "$(head -n 1 "$dir/servers/pg/postmaster.pid")" 2>/dev/null; }
+
+restore_plain() {
+  local target=$1 to=$2 config conninfo restored since
+  config=$(backup_config_here)
+  conninfo=$(backup_conninfo_here)
+  if [ -z "$to" ] && postgres_alive_plain; then
+    # PostgreSQL still runs: what it has not archived yet goes to the repository first.
+    backup_flush "$config" || say "WARNING: restoring what the archive holds; later commits are lost"
+  fi
+  # The provider's stand-in and HAProxy stay up: they hold no database state (the stand-in's
+  # records are what reconciliation reads).
+  say "stopping the daemons and PgBouncer, then PostgreSQL"
+  stop_members "${app_members[@]}"
+  stop_members pgbouncer
+  "$local_servers" postgres-stop "$dir/servers"
+  backup_restore_data "$config" "$dir/servers/pg" "$target"
+  say "starting PostgreSQL: it replays the archive$([ -n "$to" ] && echo " to $to") and promotes"
+  "$local_servers" postgres-start "$dir/servers" >/dev/null || die "restore: PostgreSQL did not start on the restored data"
+  backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" postgres_alive_plain ||
+    { tail -n 20 "$dir/servers/pg/server.log" >&2; die "restore: recovery did not finish"; }
+  restored=$(backup_after_promote "$conninfo")
+  after_restore "$config" "$conninfo" "$to" "$restored"
+}
+
+restore_fence() {
+  # restore_fence CONFIG CONNINFO TO RESTORED: once the restored PostgreSQL is a primary, before
+  # any daemon runs: writes closed from the restore point less the margin. Sets restore_time and
+  # restore_since.
+  local config=$1 conninfo=$2 to=$3 restored=$4
+  if [ -n "$to" ]; then restore_time=$to
+  elif [ -n "$restored" ]; then restore_time=$restored
+  else restore_time=$(backup_info_json "$config" | python3 "$backup_info" newest)
+  fi
+  restore_since=$(backup_margin_since "$restore_time")
+  backup_close_writes "$conninfo" "$restore_time" "$restore_since"
+}
+
+restore_reconcile() {
+  # Once the daemons run again: the reconciliation pass over the restored window (it reopens
+  # writes), with the daemons' own settings.
+  app_env
+  backup_reconcile "$BIN_DIR/rocket-rides-api" "$restore_since" "${member_env[@]}"
+}
+
+restore_report() {
+  echo "restored to: $restore_time (last transaction replayed: ${1:-none after the backup})"
+  echo "reconcile since: $restore_since"
+}
+
+after_restore() {
+  local config=$1 conninfo=$2 to=$3 restored=$4
+  restore_fence "$config" "$conninfo" "$to" "$restored"
+  say "starting PgBouncer and the daemons"
+  start_member pgbouncer
+  start_app_members
+  restore_reconcile
+  # The backups taken before the restore are of another history past the restore point: a later
+  # restore starts from this one.
+  backup_take "$config" full >/dev/null
+  restore_report "$restored"
+}
+
+node_data() { echo "$dir/patroni/n$1/data"; }
+
+node_postgres_alive() { postmaster_pid "$1" >/dev/null; }
+
+stop_nodes_postgres() {
+  # A fast shutdown (clients cut, a checkpoint) of every node's PostgreSQL at once, bounded, then
+  # what stop_orphan_postgres does with any left.
+  local m pid postmasters=()
+  for m in 1 2 3; do
+    if pid=$(postmaster_pid "$m"); then
+      kill -INT "$pid" 2>/dev/null || true
+      postmasters+=("$pid")
+    fi
+  done
+  for pid in "${postmasters[@]}"; do wait_gone "$pid" 60 || true; done
+  stop_orphan_postgres
+}
+
+restore_ha() {
+  # The documented order (docs/high-availability.md, "Restoring the HA shape"): pause Patroni,
+  # stop it everywhere, stop PostgreSQL, restore one node's data directory, recover it alone and
+  # close writes, clear the cluster's keys in etcd, start that node's Patroni (it takes the
+  # cluster over with its data), rebuild the standbys from a new full backup, resume.
+  local target=$1 to=$2 leader n m config conninfo restored
+  leader=$(leader_name || true)
+  n=${leader#n}
+  [ -n "$n" ] || n=1
+  config=$(node_backup_config "$n")
+  conninfo=$(node_conninfo "$n")
+  if [ -z "$to" ] && [ -n "$leader" ]; then
+    backup_flush "$config" || say "WARNING: restoring what the archive holds; later commits are lost"
+  fi
+  say "pausing Patroni (no failover while PostgreSQL stops)"
+  patronictl -c "$dir/patroni/n$n.yml" pause --wait >&2 || say "WARNING: patronictl pause failed; going on"
+  say "stopping the daemons and PgBouncer"
+  stop_members "${app_members[@]}"
+  stop_members pgbouncer
+  say "stopping Patroni on every node (paused: each leaves its PostgreSQL running), then PostgreSQL"
+  stop_members patroni1 patroni2 patroni3
+  stop_nodes_postgres
+  backup_restore_data "$config" "$(node_data "$n")" "$target"
+  say "n$n: starting PostgreSQL alone (Unix socket only): it replays the archive$([ -n "$to" ] && echo " to $to") and promotes"
+  # The restored postgresql.conf is Patroni's from whichever node the backup came from: this
+  # node's port, socket and archive command win on the command line; no synchronous standby yet.
+  as_postgres "$PG_BIN_DIR/pg_ctl" -w -t "${RESTORE_TIMEOUT:-600}" -D "$(node_data "$n")" -l "$dir/patroni/n$n/restore.log" \
+    -o "-p $(node_var "$n" PG_PORT) -c listen_addresses='' -c unix_socket_directories='$dir/patroni/n$n' -c synchronous_standby_names='' -c archive_mode=on -c \"archive_command=$(backup_archive_command "$config")\"" \
+    start >/dev/null || { tail -n 20 "$dir/patroni/n$n/restore.log" >&2; die "restore: PostgreSQL did not start on the restored data"; }
+  backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" node_postgres_alive "$n" ||
+    { tail -n 20 "$dir/patroni/n$n/restore.log" >&2; die "restore: recovery did not finish"; }
+  restored=$(backup_after_promote "$conninfo")
+  restore_fence "$config" "$conninfo" "$to" "$restored"
+  # The standbys are built from the repository's newest backup: one of this history.
+  backup_take "$config" full >/dev/null
+  as_postgres "$PG_BIN_DIR/pg_ctl" -w -t 60 -D "$(node_data "$n")" -m fast stop >/dev/null
+  say "clearing the cluster's keys in etcd (/service/rocket-rides/)"
+  etcdctl_ del --prefix /service/rocket-rides/ >/dev/null
+  for m in 1 2 3; do
+    if [ "$m" != "$n" ]; then as_postgres find "$(node_data "$m")" -mindepth 1 -delete 2>/dev/null || true; fi
+  done
+  say "starting patroni$n: it takes the cluster over with the restored data"
+  start_member "patroni$n"
+  local _ up=""
+  for _ in $(seq 1 300); do
+    if curl -fs -o /dev/null --max-time 1 "$(rest_url "$n")/primary"; then up=1; break; fi
+    member_pid "patroni$n" >/dev/null || break
+    sleep 0.2
+  done
+  [ -n "$up" ] || { log_tail "patroni$n"; die "restore: n$n did not become the leader within 60 s"; }
+  say "rebuilding the standbys (from the repository)"
+  for m in 1 2 3; do
+    if [ "$m" != "$n" ]; then start_member "patroni$m"; fi
+  done
+  wait_standbys 120 || die "restore: the standbys did not come back"
+  patronictl -c "$dir/patroni/n$n.yml" resume --wait >/dev/null 2>&1 || true
+  wait_serving_leader 30 >/dev/null || die "restore: HAProxy does not reach the leader"
+  say "starting PgBouncer and the daemons"
+  start_member pgbouncer
+  start_app_members
+  restore_reconcile
+  restore_report "$restored"
+}
+
+start_app_members() {
+  local name
+  for name in api1 api2; do start_member "$name"; done
+  for name in "${app_members[@]}"; do
+    case "$name" in api*) ;; *) start_member "$name" ;; esac
+  done
+}
+
 # --- start -------------------------------------------------------------------------------------
 
 # shellcheck source=scripts/pgbouncer-site.sh
@@ -599,7 +851,7 @@ start_all() {
   if [ "${HA:-}" = 1 ]; then start_all_ha "$bin_dir"; return; fi
 
   say "starting PostgreSQL (durable) and Redis in $dir/servers"
-  "$local_servers" start "$dir/servers" >/dev/null
+  "$local_servers" start "$dir/servers" --archive >/dev/null
   # shellcheck disable=SC1091
   . "$dir/servers/ports"
   taken_ports=" $PG_PORT $REDIS_PORT "
@@ -708,7 +960,8 @@ write_patroni_config() {
   if [ -n "${NETNS_PREFIX:-}" ]; then network="10.213.${NETNS_NET}.0/24"; fi
   local sync=true
   if [ "${ASYNC:-}" = 1 ]; then sync=false; fi
-  local node_dir=$dir/patroni/n$n
+  local node_dir=$dir/patroni/n$n config
+  config=$(node_backup_config "$n")
   mkdir -p "$node_dir"
   fill_template "$repo/deploy/patroni.yml.in" "$dir/patroni/n$n.yml" \
     "SCOPE=rocket-rides" "NAME=n$n" "ADDRESS=$(node_address "$n")" \
@@ -716,7 +969,12 @@ write_patroni_config() {
     "DATA_DIR=$node_dir/data" "SOCKET_DIR=$node_dir" "BIN_DIR=$PG_BIN_DIR" "ETCD_HOSTS=$hosts" \
     "CLIENT_NETWORK=$network" "AUTH_METHOD=trust" \
     "SUPERUSER_PASSWORD=unused-under-trust" "REPLICATION_PASSWORD=unused-under-trust" \
-    "SYNCHRONOUS_MODE=$sync"
+    "SYNCHRONOUS_MODE=$sync" "ARCHIVE_COMMAND=$(backup_archive_command "$config")" \
+    "RESTORE_COMMAND=$(backup_restore_command "$config")" \
+    "REPLICA_COMMAND=pgbackrest --config=$config --stanza=$backup_stanza --type=standby --target-timeline=latest restore"
+  # Every node archives into the one repository; spool, log and locks are the node's own.
+  backup_write_config "$config" "$(backup_repo_path)" "$node_dir/data" "$(node_var "$n" PG_PORT)" "$node_dir" \
+    "$node_dir/pgbackrest"
   if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$node_dir" "$dir/patroni/n$n.yml"; fi
   chmod 700 "$node_dir"
 }
@@ -928,13 +1186,12 @@ node_postmasters() {
   # whose postmaster.pid or directory is gone (see docs/high-availability.md: Patroni 3.0.2 can
   # lose track of one and remove its data directory under it).
   local want=$dir/patroni/n$1/data f pid
-  for f in /proc/[0-9]*/cmdline; do
+  # One grep over every process's argv (NUL-separated, -z) rather than a tr and a grep per
+  # process, which took seconds per node on a loaded machine. -s: a process gone meanwhile.
+  for f in $(grep -l -s -z -x -F -e "$want" /proc/[0-9]*/cmdline 2>/dev/null); do
     pid=${f#/proc/}
     pid=${pid%/cmdline}
-    # (2>/dev/null first: a process gone meanwhile fails the redirection of its cmdline.)
-    if tr '\0' '\n' 2>/dev/null <"$f" | grep -q -x -F -e "$want"; then
-      case "$(tr '\0' ' ' 2>/dev/null <"$f")" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
-    fi
+    case "$(tr '\0' ' ' 2>/dev/null <"$f")" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
   done
 }
 
@@ -1095,6 +1352,8 @@ start_all_ha() {
     sleep 0.2
   done
   [ -n "$leader" ] || { log_tail patroni1; die "n1 did not become the leader within 60 s"; }
+  say "creating the backup stanza (n1 archives from now on)"
+  backup_stanza_create "$(node_backup_config 1)"
   say "starting patroni2 and patroni3 (standbys: a base backup of n1 each)"
   start_member patroni2
   start_member patroni3
@@ -1170,6 +1429,12 @@ status() {
     if pid=$(member_pid "$name"); then echo "$name running pid=$pid$extra"; else echo "$name stopped$extra"; fi
   done
   if [ "${HA:-}" = 1 ]; then status_ha; fi
+  local config conninfo
+  if config=$(backup_config_here 2>/dev/null) && conninfo=$(backup_conninfo_here 2>/dev/null); then
+    backup_status "$config" "$conninfo"
+  else
+    echo "backup: no archiving here$([ "${HA:-}" = 1 ] && echo " (no leader)")"
+  fi
 }
 
 is_member() {
@@ -1185,7 +1450,7 @@ case "$cmd" in
     start_all "$@"
     ;;
   stop | env | status | start-member | stop-member | restart | rolling-restart | leader | failover | \
-    switchover | kill-postgres | partition | heal)
+    switchover | kill-postgres | partition | heal | backup | backups | restore | backup-metrics)
     if [ ! -d "$dir" ]; then
       [ "$cmd" = stop ] && exit 0
       die "no cluster in $dir"
@@ -1203,6 +1468,13 @@ case "$cmd" in
       failover | switchover) load_conf; need_ha; change_leader "$cmd" "$@" ;;
       kill-postgres) load_conf; need_ha; kill_postgres "${1:-}" ;;
       partition | heal) load_conf; need_ha; partition_node "$cmd" "${1:-}" ;;
+      backup) load_conf; take_backup "$@" ;;
+      backups) load_conf; backup_list "$(backup_repo_config)" ;;
+      restore) load_conf; restore "$@" ;;
+      backup-metrics)
+        load_conf
+        backup_write_metrics "$(backup_config_here)" "$(backup_conninfo_here)" "${1:?backup-metrics needs a FILE}"
+        ;;
     esac
     ;;
   *) usage ;;

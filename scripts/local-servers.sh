@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Throwaway PostgreSQL and Redis on loopback, in a directory of their own.
 #
-#   scripts/local-servers.sh start DIR [--fast] [--sentinel]
+#   scripts/local-servers.sh start DIR [--fast] [--sentinel] [--archive]
 #                                                 start both; prints export lines for
 #                                                 DATABASE_URL and REDIS_URL on stdout
 #   scripts/local-servers.sh stop DIR             stop everything it started (safe to call twice)
 #   scripts/local-servers.sh env DIR              print the export lines again
+#   scripts/local-servers.sh postgres-stop DIR    stop PostgreSQL alone (a restore: Redis stays)
+#   scripts/local-servers.sh postgres-start DIR   start it again, same port and options
 #
 # --fast turns fsync off (for correctness tests only; benchmarks keep durable commits).
+# --archive archives WAL through pgBackRest (scripts/backup-site.sh; docs/operations.md, "Backups
+#   and restore"): its configuration DIR/pgbackrest/pgbackrest.conf (printed as BACKUP_CONFIG),
+#   the repository BACKUP_REPO_PATH (default DIR/backup-repo), the stanza created at start.
+#   ARCHIVE_TIMEOUT (default 60, seconds) bounds how long a commit waits in a WAL segment that is
+#   not full before the segment is archived anyway: what a --latest restore can lose at most on
+#   a quiet server.
 # --sentinel adds a Redis replica and three sentinels (quorum 2) watching the master as
 #   "rocket-rides", and prints REDIS_SENTINELS, REDIS_SENTINEL_MASTER, REDIS_MASTER_PORT and
 #   REDIS_REPLICA_PORT too. Failover timings are low, for tests and demos:
@@ -21,12 +29,15 @@ set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-  echo "usage: $0 start|stop|env DIR [--fast]" >&2
+  echo "usage: $0 start|stop|env|postgres-stop|postgres-start DIR [--fast] [--sentinel] [--archive]" >&2
   exit 2
 fi
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+# shellcheck source=scripts/backup-site.sh
+. "$(dirname "$0")/backup-site.sh"
+backup_config=$dir/pgbackrest/pgbackrest.conf
 
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -55,6 +66,7 @@ print_env() {
   echo "export DATABASE_URL=postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides"
   echo "export REDIS_URL=redis://127.0.0.1:${REDIS_PORT}/0"
   echo "export LOCAL_SERVERS_DIR=$dir"
+  if [ "${ARCHIVE:-}" = 1 ]; then echo "export BACKUP_CONFIG=$backup_config"; fi
   if [ -n "${SENTINEL_PORTS:-}" ]; then
     local list="" port
     for port in $SENTINEL_PORTS; do list="${list:+$list,}127.0.0.1:$port"; done
@@ -119,12 +131,39 @@ CONF
   return 1
 }
 
+pg_options() {
+  # The server's options, from DIR/ports (the same on every start). pg_ctl hands them to a shell:
+  # quoted values may hold spaces.
+  local opts="-p $PG_PORT -k $dir/pg -c listen_addresses=127.0.0.1 -c max_connections=300"
+  if [ "${FAST:-}" = "--fast" ]; then opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi
+  if [ "${ARCHIVE:-}" = 1 ]; then
+    opts="$opts -c archive_mode=on -c archive_timeout=${ARCHIVE_TIMEOUT:-60}"
+    opts="$opts -c \"archive_command=$(backup_archive_command "$backup_config")\""
+  fi
+  if [ -n "${PG_EXTRA_OPTS:-}" ]; then opts="$opts $PG_EXTRA_OPTS"; fi
+  echo "$opts"
+}
+
+start_postgres() {
+  # start_postgres SECONDS: pg_ctl start, waiting up to SECONDS for connections (a restored server
+  # takes them once its recovery is consistent).
+  as_pg "$pgbin/pg_ctl" -w -t "$1" -D "$dir/pg" -l "$dir/pg/server.log" -o "$(pg_options)" start >/dev/null ||
+    { tail -n 30 "$dir/pg/server.log" >&2; exit 1; }
+}
+
+stop_postgres() {
+  if [ -f "$dir/pg/postmaster.pid" ] && [ -n "$pgbin" ]; then
+    as_pg "$pgbin/pg_ctl" -w -D "$dir/pg" -m fast stop >/dev/null 2>&1 || true
+  fi
+}
+
 start() {
-  local fast="" sentinel="" arg
+  local fast="" sentinel="" archive="" arg
   for arg in "$@"; do
     case "$arg" in
       --fast) fast=--fast ;;
       --sentinel) sentinel=yes ;;
+      --archive) archive=1 ;;
       *) echo "unknown option $arg" >&2; exit 2 ;;
     esac
   done
@@ -138,7 +177,8 @@ start() {
   pg_port=$(pick_port)
   redis_port=$(pick_port)
   while [ "$redis_port" = "$pg_port" ]; do redis_port=$(pick_port); done
-  printf 'PG_PORT=%s\nREDIS_PORT=%s\n' "$pg_port" "$redis_port" >"$dir/ports"
+  printf 'PG_PORT=%s\nREDIS_PORT=%s\nFAST=%s\nARCHIVE=%s\nARCHIVE_TIMEOUT=%s\n' "$pg_port" "$redis_port" "$fast" "$archive" \
+    "${ARCHIVE_TIMEOUT:-60}" >"$dir/ports"
   local replica_port="" sentinel_ports="" port
   if [ -n "$sentinel" ]; then
     # Distinct from each other and from the two above.
@@ -165,11 +205,12 @@ start() {
     as_pg "$pgbin/initdb" -D "$dir/pg" -A trust -U postgres --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 ||
       { cat "$dir/initdb.log" >&2; exit 1; }
   fi
-  local opts="-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1 -c max_connections=300"
-  if [ "$fast" = "--fast" ]; then opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi
-  if [ -n "${PG_EXTRA_OPTS:-}" ]; then opts="$opts $PG_EXTRA_OPTS"; fi
-  as_pg "$pgbin/pg_ctl" -w -t 60 -D "$dir/pg" -l "$dir/pg/server.log" -o "$opts" start >/dev/null ||
-    { cat "$dir/pg/server.log" >&2; exit 1; }
+  if [ -n "$archive" ]; then
+    backup_write_config "$backup_config" "${BACKUP_REPO_PATH:-$dir/backup-repo}" "$dir/pg" "$pg_port" "$dir/pg" \
+      "$dir/pgbackrest"
+  fi
+  PG_PORT=$pg_port FAST=$fast ARCHIVE=$archive ARCHIVE_TIMEOUT=${ARCHIVE_TIMEOUT:-60} start_postgres 60
+  if [ -n "$archive" ]; then backup_stanza_create "$backup_config"; fi
   if ! as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -tAc \
       "SELECT 1 FROM pg_database WHERE datname = 'rocket_rides'" | grep -q 1; then
     as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -qc "CREATE DATABASE rocket_rides" >/dev/null
@@ -183,9 +224,7 @@ start() {
 }
 
 stop() {
-  if [ -f "$dir/pg/postmaster.pid" ] && [ -n "$pgbin" ]; then
-    as_pg "$pgbin/pg_ctl" -w -D "$dir/pg" -m fast stop >/dev/null 2>&1 || true
-  fi
+  stop_postgres
   # Sentinels first, so none starts a failover while the servers stop.
   local pidfile
   for pidfile in "$dir"/sentinel-*/sentinel.pid "$dir/redis-replica.pid" "$dir/redis.pid"; do
@@ -207,5 +246,12 @@ case "$cmd" in
   start) shift 2; start "$@" ;;
   stop) stop ;;
   env) print_env ;;
+  postgres-stop) stop_postgres ;;
+  postgres-start)
+    # shellcheck disable=SC1091
+    . "$dir/ports"
+    # The log starts anew (a restore wiped the directory it was in).
+    start_postgres "${PG_START_TIMEOUT:-600}"
+    ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;
 esac

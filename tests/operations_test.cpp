@@ -21,8 +21,10 @@ const std::string kUnitDir = std::string(ROCKET_RIDES_BIN_DIR) + "/../systemd/te
 BOOST_AUTO_TEST_SUITE(operations)
 
 BOOST_AUTO_TEST_CASE(every_systemd_unit_passes_systemd_analyze_verify) {
-  for (const char* unit : {"rocket-rides-api.service", "rocket-rides-enqueuer.service",
-                           "rocket-rides-completer.service", "rocket-rides-reaper.service", "rocket-rides.target"}) {
+  for (const char* unit :
+       {"rocket-rides-api.service", "rocket-rides-enqueuer.service", "rocket-rides-completer.service",
+        "rocket-rides-reaper.service", "rocket-rides.target", "rocket-rides-backup.service",
+        "rocket-rides-backup.timer", "rocket-rides-backup-metrics.service", "rocket-rides-backup-metrics.timer"}) {
     auto result = run_command({"/usr/bin/systemd-analyze", "verify", kUnitDir + unit});
     BOOST_TEST(result.exit_code == 0, unit << ": " << result.out << result.err);
   }
