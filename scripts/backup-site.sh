@@ -187,15 +187,17 @@ PY
 }
 
 # backup_close_writes CONNINFO TIME SINCE: one open write fence (the API answers writes 503 until
-# reconciliation has covered [SINCE, now]). Without the write_fences table (a schema before
-# 017), says so and returns 0.
+# reconciliation has covered [SINCE, now]). A restored schema without the write_fences table (a
+# backup older than the release that added it) cannot be fenced: the restore stops there, before
+# any daemon serves writes, and says what to do.
 backup_close_writes() {
   local conninfo=$1 time=$2 since=$3 exists id
   backup_writes_closed=""
   exists=$(psql -X -At "$conninfo" -c "SELECT to_regclass('write_fences') IS NOT NULL")
   if [ "$exists" != t ]; then
-    backup_say "WARNING: no write_fences table in this schema: writes are NOT closed; reconcile before serving"
-    return 0
+    backup_say "the restored schema has no write_fences table (a backup older than this release): run" \
+      "rocket-rides-api migrate, then rocket-rides-api reconcile --since $since, before starting the daemons"
+    return 1
   fi
   id=$(psql -X -At -v ON_ERROR_STOP=1 "$conninfo" -v reason="restored to $time" -v since="$since" \
     -c "INSERT INTO write_fences (reason, reconcile_since) VALUES (:'reason', :'since') RETURNING id" | head -n 1) ||

@@ -98,14 +98,12 @@ else fail "restore --to $restore_point: rows $got, want 30 1-30"; fi
 late=$(sql "SELECT count(*) FROM restore_probe WHERE committed_at > '$restore_point'")
 [ "$late" = 0 ] || fail "$late restored rows were committed after $restore_point"
 echo "$out" | grep -q "^restored to: $restore_point" || fail "restore does not say what it restored to: $out"
-if [ "$(sql "SELECT to_regclass('write_fences') IS NOT NULL")" = t ]; then
-  fence=$(sql "SELECT count(*) FROM write_fences WHERE reason = 'restored to $restore_point'")
-  [ "$fence" = 1 ] && ok "writes closed: one write_fences row" || fail "$fence write_fences rows for this restore, want 1"
-else
-  grep -q "no write_fences table" "$dir/logs/restore-to.log" || fail "no write_fences table, and restore did not say so"
-  status=$(post_ride after-restore)
-  [ "$status" = 201 ] && ok "a ride after the restore: 201" || fail "POST /rides after the restore: $status, want 201"
-fi
+fence=$(sql "SELECT count(*) FROM write_fences WHERE reason = 'restored to $restore_point'")
+[ "$fence" = 1 ] && ok "writes closed: one write_fences row" || fail "$fence write_fences rows for this restore, want 1"
+reopened=$(sql "SELECT count(*) FROM write_fences WHERE reason = 'restored to $restore_point' AND reopened_at IS NOT NULL")
+[ "$reopened" = 1 ] && ok "the restore's reconciliation reopened writes" || fail "the restore's fence is still open"
+status=$(post_ride after-restore)
+[ "$status" = 201 ] && ok "a ride after the restore: 201" || fail "POST /rides after the restore: $status, want 201"
 
 step "rows after the restore, then restore --latest"
 insert 41 50

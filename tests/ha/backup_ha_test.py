@@ -126,12 +126,13 @@ def run(directory, bin_dir):
             rebuilt += f.read().count("replica has been created using pgbackrest")
     check(rebuilt == 2, "both standbys rebuilt from the repository (replica created using pgbackrest)")
     check("check: ok" in status, "pgbackrest check passes after the restore")
-    if sql(env, "SELECT to_regclass('write_fences') IS NOT NULL") == "t":
-        fences = sql(env, "SELECT count(*) FROM write_fences WHERE reason = 'restored to %s'" % restore_point)
-        check(fences == "1", "writes closed by one write_fences row")
-    else:
-        status_code = post_ride(env)
-        check(status_code == 201, "a ride after the restore: %d" % status_code)
+    fences = sql(env, "SELECT count(*) FROM write_fences WHERE reason = 'restored to %s'" % restore_point)
+    check(fences == "1", "writes closed by one write_fences row")
+    reopened = sql(env, "SELECT count(*) FROM write_fences WHERE reason = 'restored to %s' AND reopened_at IS NOT NULL"
+                   % restore_point)
+    check(reopened == "1", "the restore's reconciliation reopened writes")
+    status_code = post_ride(env)
+    check(status_code == 201, "a ride after the restore: %d" % status_code)
     log("done in %.0f s" % (time.monotonic() - started))
 
 
