@@ -139,11 +139,21 @@ backup_restore_data() {
   local config=$1 data=$2 target=${3:-}
   local -a how=(--type=default)
   if [ -n "$target" ]; then how=(--type=time "--target=$target" --target-action=promote); fi
+  local pid
+  # Wiping the files of a server still running would leave it writing into the restored ones.
+  if pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    backup_say "PostgreSQL (pid $pid) still runs on $data: not wiping it"
+    return 1
+  fi
   backup_say "wiping $data"
   backup_as_postgres find "$data" -mindepth 1 -delete
   backup_say "pgbackrest restore ${how[*]}"
   backup_pgbackrest "$config" restore --target-timeline=latest "${how[@]}" >&2 ||
     { backup_say "pgbackrest restore failed (its log: $(backup_log_dir "$config"))"; return 1; }
+  # A socket's lock file in the data directory (where the local servers keep their socket) is a
+  # plain file that the backup copied: it names the old postmaster's pid, and a new postmaster
+  # refuses to start while any process has that pid.
+  rm -f "$data"/.s.PGSQL.*.lock
 }
 
 # backup_wait_promoted CONNINFO SECONDS ALIVE_COMMAND...: until PostgreSQL has replayed to its
@@ -200,7 +210,7 @@ backup_close_writes() {
     return 1
   fi
   id=$(psql -X -At -v ON_ERROR_STOP=1 "$conninfo" -v reason="restored to $time" -v since="$since" \
-    -c "INSERT INTO write_fences (reason, reconcile_since) VALUES (:'reason', :'since') RETURNING id" | head -n 1) ||
+    <<<"INSERT INTO write_fences (reason, reconcile_since) VALUES (:'reason', :'since') RETURNING id;" | head -n 1) ||
     { backup_say "could not close writes (INSERT INTO write_fences failed)"; return 1; }
   backup_writes_closed=1
   backup_say "writes closed (write_fences id $id, reconcile since $since)"
@@ -216,7 +226,15 @@ backup_reconcile() {
     backup_say "reconcile: $api not found; $by_hand"
     return 0
   fi
-  if out=$(env -i "$@" "$api" reconcile --since "$since" 2>&1); then
+  local code=0 _
+  # Exit 5: another pass (a completer's) holds the lease; it ends within its window's listing.
+  for _ in $(seq 1 60); do
+    code=0
+    out=$(env -i "$@" "$api" reconcile --since "$since" 2>&1) || code=$?
+    [ "$code" = 5 ] || break
+    sleep 2
+  done
+  if [ "$code" = 0 ]; then
     backup_say "reconcile: $(echo "$out" | grep -m1 '^matched=' || echo "$out" | tail -n 1)"
     echo "$out" | grep -v '^matched=' | sed 's/^/    /' >&2 || true
   else

@@ -673,10 +673,14 @@ restore_report() {
 after_restore() {
   local config=$1 conninfo=$2 to=$3 restored=$4
   restore_fence "$config" "$conninfo" "$to" "$restored"
-  say "starting PgBouncer and the daemons"
+  # The completers after the restore's own reconciliation: their continuous pass would otherwise
+  # race it for the lease, and they should re-drive unfinished keys only once what the restore
+  # lost has been rebuilt.
+  say "starting PgBouncer and the daemons (the completers after reconciliation)"
   start_member pgbouncer
-  start_app_members
+  start_app_members --no-completers
   restore_reconcile
+  start_completers
   # The backups taken before the restore are of another history past the restore point: a later
   # restore starts from this one.
   backup_take "$config" full >/dev/null
@@ -758,18 +762,34 @@ restore_ha() {
   wait_standbys 120 || die "restore: the standbys did not come back"
   patronictl -c "$dir/patroni/n$n.yml" resume --wait >/dev/null 2>&1 || true
   wait_serving_leader 30 >/dev/null || die "restore: HAProxy does not reach the leader"
-  say "starting PgBouncer and the daemons"
+  # The completers after the restore's own reconciliation: their continuous pass would otherwise
+  # race it for the lease, and they should re-drive unfinished keys only once what the restore
+  # lost has been rebuilt.
+  say "starting PgBouncer and the daemons (the completers after reconciliation)"
   start_member pgbouncer
-  start_app_members
+  start_app_members --no-completers
   restore_reconcile
+  start_completers
   restore_report "$restored"
 }
 
 start_app_members() {
+  # start_app_members [--no-completers]: the APIs first, then the other daemons.
   local name
   for name in api1 api2; do start_member "$name"; done
   for name in "${app_members[@]}"; do
-    case "$name" in api*) ;; *) start_member "$name" ;; esac
+    case "$name" in
+      api*) ;;
+      completer*) [ "${1:-}" = --no-completers ] || start_member "$name" ;;
+      *) start_member "$name" ;;
+    esac
+  done
+}
+
+start_completers() {
+  local name
+  for name in "${app_members[@]}"; do
+    case "$name" in completer*) start_member "$name" ;; esac
   done
 }
 

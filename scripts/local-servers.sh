@@ -153,7 +153,10 @@ start_postgres() {
 
 stop_postgres() {
   if [ -f "$dir/pg/postmaster.pid" ] && [ -n "$pgbin" ]; then
-    as_pg "$pgbin/pg_ctl" -w -D "$dir/pg" -m fast stop >/dev/null 2>&1 || true
+    # A fast stop, and an immediate one if that did not end it in a minute: the callers (stop,
+    # and a restore that wipes the data directory next) need the server gone.
+    as_pg "$pgbin/pg_ctl" -w -t 60 -D "$dir/pg" -m fast stop >/dev/null 2>&1 ||
+      as_pg "$pgbin/pg_ctl" -w -t 30 -D "$dir/pg" -m immediate stop >/dev/null 2>&1 || true
   fi
 }
 

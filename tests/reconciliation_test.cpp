@@ -350,7 +350,9 @@ BOOST_AUTO_TEST_CASE(a_fenced_api_refuses_writes_serves_reads_and_reopens_after_
   BOOST_TEST(write.status == 503);
   BOOST_TEST(write.header("Retry-After") == "30");
   auto ready = api.get("/readyz");
-  BOOST_TEST(ready.status == 503);
+  // Still in the balancer (reads work), saying that writes are closed and why.
+  BOOST_TEST(ready.status == 200);
+  BOOST_TEST(ready.body.find("\"writes\":\"closed") != std::string::npos, ready.body);
   BOOST_TEST(ready.body.find("restored to 2026-11-27T12:00:00Z") != std::string::npos, ready.body);
   BOOST_TEST(api.get("/rides", token).status == 200);
   BOOST_TEST(stripe.charges() == 0);
@@ -358,7 +360,9 @@ BOOST_AUTO_TEST_CASE(a_fenced_api_refuses_writes_serves_reads_and_reopens_after_
   BOOST_TEST(pass().reopened_fences.size() == 1u);
   BOOST_TEST(api.wait_for_output("writes reopened", std::chrono::seconds(10)));
   BOOST_TEST(api.post_ride(token, new_key()).status == 201);
-  BOOST_TEST(api.get("/readyz").status == 200);
+  auto reopened = api.get("/readyz");
+  BOOST_TEST(reopened.status == 200);
+  BOOST_TEST(reopened.body == "{\"status\":\"ready\"}");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -150,6 +150,7 @@ PROFILES = {
     # against the provider (tests/fault/restore_drill.py has the scenario and its own checker).
     "restore-short": dict(duration=40, clients=6, fault_rate=0.0, fast=False, topology="restore"),
     "restore-long": dict(duration=600, clients=24, fault_rate=0.0, fast=False, topology="restore"),
+    "restore-plant": dict(duration=20, clients=4, fault_rate=0.0, fast=False, topology="restore"),
 }
 
 FAULT_KINDS = [

@@ -44,6 +44,8 @@ PROFILES = {
     # seconds of traffic before the backup, after it, and per round; clients; cancel share
     "restore-short": dict(before=20, after=20, clients=6, rounds=("to", "latest")),
     "restore-long": dict(before=300, after=300, clients=24, rounds=("to", "latest", "to")),
+    # The checker's self-test (with --plant-violations): one short round, then the plants.
+    "restore-plant": dict(before=8, after=8, clients=4, rounds=("to",)),
 }
 HOSTILE_KEY_PREFIX = "hostile-restore-"
 RETRY_SAMPLE = 0.3  # share of the requests a client saw finish that it retries after the restore
@@ -99,7 +101,7 @@ class Clients:
         ride = None
         if status in (200, 201):
             try:
-                ride = json.loads(data)["id"]
+                ride = json.loads(data)["ride"]["id"]
             except (ValueError, KeyError, TypeError):
                 ride = "unreadable"
         with self.lock:
@@ -167,6 +169,7 @@ class Drill:
         self.profile = profile
         self.seed = args.seed
         self.work = fs.tempfile.mkdtemp(prefix="rocket-rides-restore.")
+        os.chmod(self.work, 0o755)  # PostgreSQL runs as postgres, under it
         self.cluster_dir = os.path.join(self.work, "cluster")
         self.bin_dir = os.path.abspath(args.bin_dir)
         self.env = None
@@ -262,7 +265,8 @@ class Drill:
         fs.log("round %d: writes reopened %.1fs after the restore; reconciliation: %s" % (number, reopened, summary))
         now_held = {r["id"] for r in self.psql_json("SELECT id FROM rides")}
         rebuilt = {r["ride_id"] for r in self.psql_json(
-            "SELECT ride_id FROM reconciliation_breaks WHERE action = 'rebuilt' AND ride_id IS NOT NULL")}
+            "SELECT ride_id FROM reconciliation_breaks WHERE action = 'ride_rebuilt' AND ride_id IS NOT NULL "
+            "AND found_at >= to_timestamp(%f)" % started)}
         self.counts["lost_by_restore"] += len((held - now_held) | (held & rebuilt))
         self.counts["rebuilt"] += summary.get("rebuilt", 0)
         self.counts["refunded"] += summary.get("refunded", 0)
@@ -342,7 +346,7 @@ class Drill:
                 job = json.loads(line)
             except ValueError:
                 continue
-            if job.get("class") in ("SendRideReceipt", "send_ride_receipt") or "ride_receipt" in str(job.get("class")):
+            if job.get("class") == "SendRideReceiptJob":
                 receipts.add(job["args"][0].get("ride_id"))
         charged = [r for r in rides if r["stripe_charge_id"]]
         c["lost_jobs"] = sum(1 for r in charged if r["id"] not in receipts)
@@ -397,15 +401,17 @@ class Drill:
             for line in lines[:10]:
                 fs.log("  " + line)
         failed = any(c[n] for n in must_be_zero) or bool(self.findings.get("hostile_rows"))
+        planted = ""
         if self.args.plant_violations:
-            caught = c["orphan_charges"] >= 1 and c["reused_ids"] >= 1
-            fs.log("plants %s: orphan_charges=%d reused_ids=%d" % ("caught" if caught else "MISSED",
-                                                                   c["orphan_charges"], c["reused_ids"]))
-            failed = not caught
-        print("RESULT %s seed=%d restore_point=%s %s requests=%d hostile=%d elapsed=%ds" % (
+            # The run must FAIL, naming both plants; it exits 0 only then.
+            caught = {name: c[name] >= 1 for name in ("orphan_charges", "reused_ids")}
+            planted = " planted=" + ",".join("%s:%s" % (n, "caught" if ok else "missed") for n, ok in caught.items())
+        print("RESULT %s seed=%d restore_point=%s %s requests=%d hostile=%d elapsed=%ds%s" % (
             "FAIL" if failed else "PASS", self.seed, ",".join(self.restore_points),
             " ".join("%s=%d" % (n, c[n]) for n in names), len(self.clients.requests), self.clients.hostile_sent,
-            time.time() - started), flush=True)
+            time.time() - started, planted), flush=True)
+        if self.args.plant_violations:
+            return 0 if failed and "missed" not in planted else 1
         return 1 if failed else 0
 
 
