@@ -330,7 +330,9 @@ class Drill:
             if not seen:
                 continue
             first_round = seen[0][3]
-            later = [a for a in req.answers if a[3] > first_round and a[1] in (200, 201, 402, 404, 409, 422)]
+            # Final answers only: a 409 or 503 on the way (a key the restore left unfinished and
+            # the completer resumes) is followed by retries until the final one.
+            later = [a for a in req.answers if a[3] > first_round and a[1] in (200, 201, 402, 404, 422)]
             for t, s, ride, rnd in later:
                 if s != seen[0][1] or ride != seen[0][2]:
                     c["lost_acknowledged"] += 1
