@@ -291,6 +291,11 @@ BOOST_AUTO_TEST_CASE(a_cancelled_ride_reads_the_same_from_the_cancel_functions_a
             "stripe_charge_id) VALUES ($1, 1, 2, 3, 4, $2, 'ch_cancel') RETURNING id",
             key_id, alice)[0][0]
           .as<std::int64_t>();
+  // The charge as the finishing functions record it: a refund's ledger row refers to it.
+  tx.exec_params(
+      "INSERT INTO provider_charges (stripe_charge_id, ride_id, user_id, amount, currency) "
+      "VALUES ('ch_cancel', $1, $2, 2000, 'usd')",
+      ride_id, alice);
   auto begun = tx.exec_params(rides::kCancelBegin.sql, ride_id, alice, "late", "usd", "{}", "127.0.0.1");
   BOOST_TEST_REQUIRE(begun.size() == 1u);
   BOOST_TEST(begun[0][0].c_str() == std::string("charged"));
