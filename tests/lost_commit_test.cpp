@@ -15,6 +15,7 @@
 #include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/ride_json.hpp"
 
 using namespace rr::test;
 namespace http = rr::http;
@@ -55,16 +56,6 @@ struct LostCommitFixture : ApiFixture {
   }
   std::vector<ProviderObject> charges() const { return provider_listing("/_mock/charges", "customer"); }
   std::vector<ProviderObject> refunds() const { return provider_listing("/_mock/refunds", "charge"); }
-
-  // The ride's id and charge from a 201 of POST /rides, or its refund from a cancel's 200.
-  static std::string ride_field(const std::string& body, const char* name) {
-    rapidjson::Document doc;
-    doc.Parse(body.c_str());
-    BOOST_REQUIRE_MESSAGE(doc.IsObject() && doc.HasMember("ride"), body);
-    const auto& value = doc["ride"][name];
-    if (value.IsNull()) return "null";
-    return value.IsInt64() ? std::to_string(value.GetInt64()) : std::string(value.GetString());
-  }
 
   http::ClientResponse cancel(const std::string& ride_id, const std::string& key) {
     return http::send({"POST",

@@ -12,20 +12,12 @@
 #include "common/http/client.hpp"
 #include "common/payments/provider_metadata.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/ride_json.hpp"
 
 using namespace rr::test;
 namespace http = rr::http;
 
 namespace {
-
-std::string ride_field(const std::string& body, const char* name) {
-  rapidjson::Document doc;
-  doc.Parse(body.c_str());
-  BOOST_REQUIRE_MESSAGE(doc.IsObject() && doc.HasMember("ride"), body);
-  const auto& value = doc["ride"][name];
-  if (value.IsNull()) return "null";
-  return value.IsInt64() ? std::to_string(value.GetInt64()) : std::string(value.GetString());
-}
 
 using MetadataOf = std::map<std::string, std::map<std::string, std::string>>;  // object id -> metadata
 

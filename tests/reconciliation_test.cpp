@@ -20,6 +20,7 @@
 #include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/ride_json.hpp"
 
 using namespace rr::test;
 namespace http = rr::http;
@@ -120,16 +121,6 @@ struct ReconcileFixture : RideFixture {
   std::unique_ptr<payments::ProviderListing> listing;
   std::unique_ptr<payments::StripeClient> provider;
 };
-
-std::string ride_field(const std::string& body, const char* name) {
-  rapidjson::Document doc;
-  doc.Parse(body.c_str());
-  BOOST_REQUIRE_MESSAGE(doc.IsObject() && doc.HasMember("ride"), body);
-  const auto& value = doc["ride"][name];
-  if (value.IsNull()) return "null";
-  if (value.IsInt64()) return std::to_string(value.GetInt64());
-  return value.GetString();
-}
 
 }  // namespace
 
