@@ -326,6 +326,40 @@ BOOST_AUTO_TEST_CASE(a_waiter_whose_fiber_unwinds_leaves_the_queue_and_the_next_
   BOOST_TEST(done() == "1,3");
 }
 
+BOOST_AUTO_TEST_CASE(a_waiter_handed_the_lead_whose_fiber_unwinds_hands_it_on_and_nothing_stays_in_flight) {
+  rr::db::CoalescedCalls calls(64);
+  Got first, unwound, after;
+  std::optional<boost::asio::io_context> io(std::in_place);
+  boost::asio::thread_pool workers(1);
+  {
+    // A second call queues behind the first on an I/O thread that is not run again: handed the
+    // lead when the first returns, it never takes it.
+    std::thread leader([&] { run_fibers({request(calls, 1, first)}); });
+    for (int round = 0; round < 3000; ++round) {
+      if (db.scalar("SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 7 AND NOT granted") ==
+          "t") {
+        break;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    rr::fiber::spawn(io->get_executor(), workers.get_executor(), request(calls, 2, unwound));
+    io->poll();
+    BOOST_REQUIRE(calls.totals()["echo_many"].queued == 1u);
+    pqxx::nontransaction(holder).exec("SELECT pg_advisory_unlock(7), pg_advisory_unlock(8)");
+    leader.join();
+  }
+  BOOST_REQUIRE(first.answer.has_value());
+  BOOST_TEST(calls.totals()["echo_many"].queued == 0u);  // handed the lead, off the queue
+  // Its I/O thread ends with the fiber suspended: the stack unwinds and the lead passes on.
+  workers.join();
+  io.reset();
+  BOOST_TEST(!unwound.answer.has_value());
+  run_fibers({request(calls, 3, after)});
+  BOOST_REQUIRE(after.answer.has_value());
+  BOOST_TEST(after.value() == 30);
+  BOOST_TEST(done() == "1,3");
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_connection_reaches_every_request_of_its_batch_and_no_other) {
   rr::db::CoalescedCalls calls(64);
   Got first;
