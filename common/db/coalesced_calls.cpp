@@ -189,6 +189,7 @@ std::map<std::string, CoalescedCalls::Totals> CoalescedCalls::totals() const {
 void CoalescedCalls::lead(Kind& kind, const std::shared_ptr<Waiting>& leader,
                           const std::function<ConnectionPool::Lease()>& acquire) {
   Waiting& me = *leader;
+  PreparedBatch prepared;
   {
     std::lock_guard lock(mutex_);
     // Its own call first: the batch's ordinal 1. (The batch holds its own entry too: cleared
@@ -203,9 +204,19 @@ void CoalescedCalls::lead(Kind& kind, const std::shared_ptr<Waiting>& leader,
     if (me.batch.size() > 1) {
       ++kind.batches;
       kind.batched_calls += me.batch.size();
+      // Built while the mutex keeps each request's Call alive: a fiber that unwinds from here on
+      // gives up its place (under the mutex) before its Call goes.
+      std::vector<const Call*> calls;
+      calls.reserve(me.batch.size());
+      for (const auto& waiting : me.batch) calls.push_back(waiting->call);
+      try {
+        prepared.call = batch_call(me.call->batch_function, calls);
+      } catch (const std::exception&) {
+        prepared.failure = std::current_exception();
+      }
     }
   }
-  auto fallback = run_batch(me.batch, acquire);
+  auto fallback = run_batch(me.batch, prepared, acquire);
   std::vector<std::shared_ptr<fiber::Waker>> wake;
   {
     std::lock_guard lock(mutex_);
@@ -269,7 +280,7 @@ void CoalescedCalls::leave(Kind& kind, Waiting& me, std::vector<std::shared_ptr<
   me.stage = Stage::done;
 }
 
-std::optional<CoalescedFallback> CoalescedCalls::run_batch(const Batch& batch,
+std::optional<CoalescedFallback> CoalescedCalls::run_batch(const Batch& batch, const PreparedBatch& prepared,
                                                            const std::function<ConnectionPool::Lease()>& acquire) {
   Waiting& first = *batch.front();
   if (batch.size() == 1) {
@@ -282,9 +293,6 @@ std::optional<CoalescedFallback> CoalescedCalls::run_batch(const Batch& batch,
     }
     return std::nullopt;
   }
-  std::vector<const Call*> calls;
-  calls.reserve(batch.size());
-  for (const auto& waiting : batch) calls.push_back(waiting->call);
   const std::string& batch_function = first.call->batch_function;
 
   // Each request's part, read into these first, so that an answer found unreadable half-way
@@ -295,9 +303,9 @@ std::optional<CoalescedFallback> CoalescedCalls::run_batch(const Batch& batch,
   std::exception_ptr failure;
   std::optional<BatchFailure> failure_kind;
   try {
-    auto call = batch_call(batch_function, calls);
+    if (prepared.failure) std::rethrow_exception(prepared.failure);
     auto lease = acquire();
-    auto rows = run_one_trip(lease, call);
+    auto rows = run_one_trip(lease, prepared.call);
     for (const auto& row : rows) {
       const auto ordinal = row[0].as<std::int64_t>();  // NULL throws: a bug like any unreadable answer
       if (ordinal < 1 || ordinal > static_cast<std::int64_t>(batch.size())) {

@@ -1,4 +1,4 @@
-// Coalesced commits (issue 31, point 2): the calls of concurrent requests to the same function go
+// Coalesced commits: the calls of concurrent requests to the same function go
 // to PostgreSQL together, one round trip and one commit for a batch, each request with its own
 // answer. No timer: a call that finds none of its kind in flight runs alone at once; the calls
 // that arrive while one is in flight queue, and when it returns the first of them runs the whole
@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -95,10 +96,16 @@ class CoalescedCalls {
     std::array<std::uint64_t, kCoalescedFallbacks> fallbacks{};
   };
   class Place;
+  // A batch's call, or why it could not be made (calls of different arity: a bug).
+  struct PreparedBatch {
+    Call call;
+    std::exception_ptr failure;
+  };
   void lead(Kind& kind, const std::shared_ptr<Waiting>& leader, const std::function<ConnectionPool::Lease()>& acquire);
-  // Runs `batch` and leaves each request's answer, error or run_alone in its entry; the fallback
-  // when there was one.
-  std::optional<CoalescedFallback> run_batch(const Batch& batch, const std::function<ConnectionPool::Lease()>& acquire);
+  // Runs `batch` (`prepared` when it carries more than one call) and leaves each request's
+  // answer, error or run_alone in its entry; the fallback when there was one.
+  std::optional<CoalescedFallback> run_batch(const Batch& batch, const PreparedBatch& prepared,
+                                             const std::function<ConnectionPool::Lease()>& acquire);
   // The mutex held: `me` leaves wherever it is (its fiber unwinds, or its wake-up was one that
   // cannot happen) without leaving a batch unanswered or the lead with nobody; the wakers to wake
   // once the mutex is released go to `wake`.
