@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
+#include "common/db/connection_pool.hpp"
 #include "common/db/outage.hpp"
 
 BOOST_AUTO_TEST_SUITE(database_outages)
@@ -36,10 +37,36 @@ BOOST_AUTO_TEST_CASE(a_failover_is_an_outage) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(the_rest_of_class_57_is_an_outage_too) {
+  for (const char* state : {"57000", "57P04"}) {
+    BOOST_TEST_CONTEXT(state) {
+      BOOST_TEST(rr::db::outage_message(pqxx::sql_error("operator intervention", "", state)).has_value());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_exhausted_pool_is_an_outage) {
+  auto message =
+      rr::db::outage_message(rr::db::PoolExhausted("no database connection free within the checkout timeout"));
+  BOOST_REQUIRE(message);
+  BOOST_TEST(message->find("busy") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_server_out_of_resources_is_an_outage) {
+  for (const char* state : {"53000", "53100", "53200", "53300"}) {
+    BOOST_TEST_CONTEXT(state) {
+      auto message = rr::db::outage_message(pqxx::sql_error("out of memory", "SELECT 1", state));
+      BOOST_REQUIRE(message);
+      BOOST_TEST(message->find("out of resources") != std::string::npos);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(everything_else_is_not) {
   BOOST_TEST(!rr::db::outage_message(pqxx::sql_error("duplicate key", "INSERT", "23505")));
   BOOST_TEST(!rr::db::outage_message(pqxx::unique_violation("duplicate key", "INSERT", "23505")));
   BOOST_TEST(!rr::db::outage_message(std::runtime_error("a bug")));
+  BOOST_TEST(!rr::db::outage_message(pqxx::sql_error("no such function", "SELECT f()", "42883")));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

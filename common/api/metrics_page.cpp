@@ -38,6 +38,19 @@ http::Response MetricsPage::render() const {
               [](const Totals& t) { return t.batched_calls; });
   by_function("rocket_rides_db_coalesced_queued", "gauge", "Requests' calls waiting for the batch in flight.",
               [](const Totals& t) { return t.queued; });
+  // Batches that did not answer every request from their rows, by what their requests got
+  // instead: only "refused" and "unanswered" run single calls, each request's at most once.
+  const std::string fallbacks = "rocket_rides_db_coalesced_fallbacks_total";
+  body +=
+      "# HELP " + fallbacks + " Coalesced batches that did not answer every request from their own rows, by cause.\n";
+  body += "# TYPE " + fallbacks + " counter\n";
+  for (const auto& [function, totals] : coalesced) {
+    for (std::size_t cause = 0; cause < db::kCoalescedFallbacks; ++cause) {
+      body += fallbacks + "{function=\"" + function + "\",cause=\"" +
+              std::string(db::fallback_label(static_cast<db::CoalescedFallback>(cause))) + "\"} " +
+              std::to_string(totals.fallbacks[cause]) + "\n";
+    }
+  }
   return http::Response{200, "text/plain; version=0.0.4", {}, body};
 }
 

@@ -3,6 +3,7 @@
 
 #include <pqxx/pqxx>
 
+#include "common/db/connection_pool.hpp"
 #include "common/db/transaction.hpp"
 
 namespace rr::db {
@@ -16,7 +17,15 @@ bool is_failover_state(const std::exception& error) {
   const auto* sql = dynamic_cast<const pqxx::sql_error*>(&error);
   if (!sql) return false;
   const std::string& state = sql->sqlstate();
-  return state == "25006" || state == "57P01" || state == "57P02" || state == "57P03";
+  // The rest of class 57 (an operator's intervention, a dropped database) passes the same way.
+  return state == "25006" || state.rfind("57", 0) == 0;
+}
+
+// SQLSTATE class 53: the server is out of connections, memory or disk. It passes when load falls
+// or an operator acts; the request itself is not at fault.
+bool is_out_of_resources(const std::exception& error) {
+  const auto* sql = dynamic_cast<const pqxx::sql_error*>(&error);
+  return sql && sql->sqlstate().rfind("53", 0) == 0;
 }
 
 }  // namespace
@@ -28,6 +37,8 @@ std::optional<std::string> outage_message(const std::exception& error) {
   }
   if (is_statement_timeout(error)) return "The database is busy; retry shortly.";
   if (is_failover_state(error)) return "The database is failing over; retry shortly with the same Idempotency-Key.";
+  if (dynamic_cast<const PoolExhausted*>(&error)) return "The service is busy; retry shortly.";
+  if (is_out_of_resources(error)) return "The database is out of resources; retry shortly.";
   return std::nullopt;
 }
 

@@ -11,8 +11,9 @@ namespace rr::db {
 // For an outage, the message a client gets; nullopt otherwise. Outages: the connection broke
 // (PostgreSQL or PgBouncer restarting), a COMMIT's outcome is unknown because the connection
 // broke during it, a statement ran past DATABASE_STATEMENT_TIMEOUT, or the server is failing over
-// (a demoted leader refusing writes, a shutdown, a server not yet up). In each, a retry with the
-// same Idempotency-Key finds out what happened and carries on.
+// (a demoted leader refusing writes, a shutdown, a server not yet up), no pooled connection came
+// free within the checkout timeout, or the server is out of resources (SQLSTATE class 53). In
+// each, a retry with the same Idempotency-Key finds out what happened and carries on.
 std::optional<std::string> outage_message(const std::exception& error);
 
 }  // namespace rr::db
