@@ -212,6 +212,14 @@ BOOST_AUTO_TEST_CASE(an_outage_or_an_exhausted_pool_is_503_with_retry_after) {
   BOOST_TEST(busy.header("Retry-After").value_or("") == "1");
 }
 
+BOOST_AUTO_TEST_CASE(a_conflict_with_a_concurrent_transaction_is_503_with_retry_after) {
+  // What a batch of new keys that deadlocked hands each of its requests: nothing was written.
+  auto deadlock = through_the_boundary([] { throw pqxx::deadlock_detected("deadlock detected"); });
+  BOOST_TEST(deadlock.status == 503, deadlock.body);
+  BOOST_TEST(deadlock.header("Retry-After").value_or("") == "1");
+  BOOST_TEST(deadlock.body.find("same Idempotency-Key") != std::string::npos, deadlock.body);
+}
+
 BOOST_AUTO_TEST_CASE(only_what_is_left_is_a_500_and_an_answer_passes_through) {
   auto bug = through_the_boundary([] { throw std::logic_error("a bug"); });
   BOOST_TEST(bug.status == 500);

@@ -69,4 +69,14 @@ BOOST_AUTO_TEST_CASE(everything_else_is_not) {
   BOOST_TEST(!rr::db::outage_message(pqxx::sql_error("no such function", "SELECT f()", "42883")));
 }
 
+BOOST_AUTO_TEST_CASE(a_serialization_failure_or_a_deadlock_is_a_conflict_to_retry) {
+  BOOST_TEST(rr::db::conflict_message(pqxx::serialization_failure("could not serialize access")).has_value());
+  BOOST_TEST(rr::db::conflict_message(pqxx::deadlock_detected("deadlock detected")).has_value());
+  BOOST_TEST(!rr::db::outage_message(pqxx::deadlock_detected("deadlock detected")));
+  // A commit of unknown outcome is an outage (its retry finds out what happened), not a conflict.
+  BOOST_TEST(!rr::db::conflict_message(pqxx::statement_completion_unknown("unknown")));
+  BOOST_TEST(!rr::db::conflict_message(pqxx::unique_violation("duplicate key", "INSERT", "23505")));
+  BOOST_TEST(!rr::db::conflict_message(std::runtime_error("a bug")));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

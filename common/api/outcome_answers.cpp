@@ -32,6 +32,12 @@ http::Response failure_answer(const std::exception& error, const std::string& re
     log::warn("database outage", {{"request_id", request_id}, {"error", error.what()}});
     return error_response(503, "api_error", *outage, 2);
   }
+  if (auto conflict = db::conflict_message(error)) {
+    // A batch of new keys that deadlocked or failed to serialize reaches each of its requests so,
+    // with nothing written; a create has no retry loop of its own, and the client's retry is one.
+    log::warn("database conflict", {{"request_id", request_id}, {"error", error.what()}});
+    return error_response(503, "api_error", *conflict, 1);
+  }
   log::error("request failed", {{"request_id", request_id}, {"error", error.what()}});
   return error_response(500, "api_error", "Internal error; retry with the same Idempotency-Key.");
 }

@@ -42,4 +42,12 @@ std::optional<std::string> outage_message(const std::exception& error) {
   return std::nullopt;
 }
 
+std::optional<std::string> conflict_message(const std::exception& error) {
+  if (outage_message(error)) return std::nullopt;
+  if (!dynamic_cast<const pqxx::transaction_rollback*>(&error)) return std::nullopt;
+  // 40003 is no conflict: the statement may have been done (the batch classifier's outage).
+  if (dynamic_cast<const pqxx::statement_completion_unknown*>(&error)) return std::nullopt;
+  return "The request met a concurrent one and was not done; retry with the same Idempotency-Key.";
+}
+
 }  // namespace rr::db

@@ -16,4 +16,10 @@ namespace rr::db {
 // each, a retry with the same Idempotency-Key finds out what happened and carries on.
 std::optional<std::string> outage_message(const std::exception& error);
 
+// For a transaction PostgreSQL rolled back because it conflicted with a concurrent one (a
+// serialization failure, a deadlock: SQLSTATE class 40 but 40003, which outage_message takes), the
+// message a client gets; nullopt otherwise. Nothing of it was written, so the same request again
+// is safe and usually passes: an answer to retry soon, never a 500.
+std::optional<std::string> conflict_message(const std::exception& error);
+
 }  // namespace rr::db
