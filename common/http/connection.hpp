@@ -1,9 +1,10 @@
-// One server connection (internal to common/http/): its state (ConnectionState, connection_state.hpp)
-// and the parts that move it, one file each: connection.cpp its life (start, the stop steps that
-// reach it from other threads, closing), connection_read.cpp reading and parsing a request,
-// connection_dispatch.cpp handing it to the triage and the scheduler, connection_write.cpp writing
-// the answer, connection_move.cpp the move to another I/O thread between two requests. Only for
-// translation units that include Beast anyway.
+// One server connection, ServerConnection (internal to common/http/; the client's connection is
+// client_exchange.hpp's): its state (ConnectionState, connection_state.hpp) and the parts that move
+// it, one file each: connection.cpp its life (start, the stop steps that reach it from other
+// threads, closing), connection_read.cpp reading and parsing a request, connection_dispatch.cpp
+// handing it to the triage and the scheduler, connection_write.cpp writing the answer,
+// connection_move.cpp the move to another I/O thread between two requests. Only for translation
+// units that include Beast anyway.
 #pragma once
 
 #include <array>
