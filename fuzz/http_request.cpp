@@ -1,4 +1,4 @@
-// HTTP/1.1 request framing as the server reads a connection's bytes (common/http/connection.cpp):
+// HTTP/1.1 request framing as the server reads a connection's bytes (common/http/connection_read.cpp):
 // Beast's parser writing into a Request (request_parser.*) from a flat_buffer, with the server's
 // header and body limits, the head held to check_request_head (request_framing.*) before any body
 // is read, the trailer held to check_request_trailer after it, and pipelined requests parsed in turn

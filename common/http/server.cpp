@@ -1,7 +1,7 @@
 // The server's life: its parts built (ServerCore), the I/O threads started, and the steps of a
-// graceful stop. The parts: listener.cpp (accepting), connection.cpp (one connection's reads and
-// writes), request_scheduler.* (where handlers run), io_thread_load.* and io_thread_move.* (the
-// I/O threads' balance).
+// graceful stop. The parts: listener.cpp (accepting), connection*.cpp (one connection: its states,
+// reads and writes), request_scheduler.* (where handlers run), io_thread_load.* and io_thread_move.*
+// (the I/O threads' balance).
 #include "common/http/server.hpp"
 
 #include <algorithm>

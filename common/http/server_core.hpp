@@ -1,4 +1,4 @@
-// What a server's parts share (server.cpp, listener.cpp, connection.cpp): the options, the
+// What a server's parts share (server.cpp, listener.cpp, connection*.cpp): the options, the
 // threads and their io_contexts, the registry of connections and the count of requests in flight,
 // the stop flags, and the scheduler that runs handlers. Internal to common/http/.
 //
@@ -30,7 +30,7 @@
 
 namespace rr::http::detail {
 
-class Session;  // one connection (connection.cpp)
+class ServerConnection;  // one connection (connection.hpp)
 
 struct ServerCore {
   ServerCore(ServerOptions opts, Handler handler, Triage triage);
@@ -45,7 +45,7 @@ struct ServerCore {
   std::condition_variable changed;  // in_flight reached 0 or a session ended
   // Counted without the mutex, which only a drop to zero takes (to wake wait_idle()).
   std::atomic<std::size_t> in_flight{0};
-  std::unordered_map<ConnectionLimit::Id, std::weak_ptr<Session>> sessions;
+  std::unordered_map<ConnectionLimit::Id, std::weak_ptr<ServerConnection>> sessions;
 
   std::atomic<bool> accepting{true};
   std::atomic<bool> keep_alive_allowed{true};  // false from close_connections_after_each_answer()
@@ -56,7 +56,7 @@ struct ServerCore {
 
   // One io_context per I/O thread: a connection's work runs on one thread at a time, so no
   // thread is woken for another's socket. Which thread, and how many are in use, the balance
-  // decides; a connection changes threads only between requests (Session::move_to).
+  // decides; a connection changes threads only between requests (connection_move.cpp).
   std::vector<std::unique_ptr<boost::asio::io_context>> iocs;
   std::vector<std::unique_ptr<IdleSweep>> idle_sweeps;  // one per io_context, the same index
   std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;

@@ -58,6 +58,10 @@ void RawConnection::send(std::string_view data) {
   }
 }
 
+void RawConnection::shut_down_sending() {
+  if (::shutdown(fd_, SHUT_WR) != 0) throw std::runtime_error("shutdown failed");
+}
+
 std::string RawConnection::read_response(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {

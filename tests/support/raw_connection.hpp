@@ -19,6 +19,8 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   void send(std::string_view data);
+  // Half-closes: the server reads end-of-stream after what was sent, and may still answer.
+  void shut_down_sending();
 
   // One response: its head and a body of its Content-Length; "" when the peer closed or the time
   // ran out first.
