@@ -1,0 +1,170 @@
+// Stored answers that are rendered rather than stored, pinned to committed bytes: fixed rides
+// rendered by every renderer that can produce them (the SQL that replays them, the C++ that wrote
+// them at the finish, the operator's `keys show`, and a replay over HTTP from a real API process)
+// must give exactly the bytes of tests/golden/. A renderer that changes those bytes changes every
+// stored key's replay; such a change is a new renderer version beside the old, never an edit.
+#include <boost/test/unit_test.hpp>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "common/db/connection_pool.hpp"
+#include "common/idempotency/key_inspection.hpp"
+#include "common/rides/ride_response.hpp"
+#include "support/api_process.hpp"
+#include "support/test_database.hpp"
+
+using rr::test::ApiFixture;
+
+namespace {
+
+// One fixed ride and the key whose 201 it renders. Coordinates are as a client sends them (the
+// database keeps them as numeric(13, 10) and every renderer prints them as float8).
+struct GoldenRide {
+  const char* name;  // the golden file: tests/golden/rides_created_v1/<name>.json
+  std::int64_t id;
+  const char *origin_lat, *origin_lon, *target_lat, *target_lon;
+  const char* created_at;
+  std::string charge;
+  bool cancelled_and_refunded;  // the 201 shows the ride as it was created, whatever happened later
+};
+
+const std::vector<GoldenRide>& golden_rides() {
+  static const std::vector<GoldenRide> rides{
+      {"plain", 101, "37.7749", "-122.4194", "37.8044", "-122.2712", "2026-01-02 03:04:05.000007+00",
+       "ch_3PbenchAbCdEfGhIjKlMnOpQr", false},
+      {"bounds", 102, "90", "-180", "-90", "180", "2026-12-31 23:59:59.999999+00", "ch_bounds", false},
+      {"whole_second", 103, "0", "0", "1", "-1", "2026-06-01 00:00:00+00", "ch_whole_second", false},
+      {"awkward_floats", 104, "-0.0000000001", "0.1234567891", "0.1", "0.3", "2026-03-04 05:06:07.1+05:30",
+       "ch_awkward", false},
+      {"many_digits", 105, "12.3456789012", "-179.9999999999", "-89.9999999999", "100.0000000001",
+       "2026-03-04 05:06:07.123456-08", "ch_many_digits", false},
+      {"escaped_charge", 106, "1.5", "-1.5", "2.25", "-2.25", "2026-01-01 00:00:00.5+00",
+       "ch_\"quoted\"\\back/slash\x01\x08\t\n\x0b\x0c\r\x1f\x7f caf\xc3\xa9", false},
+      {"empty_charge", 107, "1", "2", "3", "4", "2026-01-01 00:00:00+00", "", false},
+      {"cancelled_and_refunded", 108, "48.8566", "2.3522", "51.5074", "-0.1278", "2026-02-03 04:05:06.789+01",
+       "ch_cancelled", true},
+  };
+  return rides;
+}
+
+std::string golden_bytes(const GoldenRide& ride) {
+  const std::string path =
+      std::string(ROCKET_RIDES_SOURCE_DIR) + "/tests/golden/rides_created_v1/" + ride.name + ".json";
+  std::ifstream in(path, std::ios::binary);
+  BOOST_REQUIRE_MESSAGE(in, "no golden file " << path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The client's Idempotency-Key of a golden ride's key (20 to 255 printable characters).
+std::string client_key(const GoldenRide& ride) { return std::string("golden-ride-key-") + ride.name; }
+
+// The finished key with its 201 stored as NULL, as the finish stores it, and its ride.
+// `params` is the canonical JSON the API stores for its request (a replay must be the same request).
+void insert_golden_ride(pqxx::connection& conn, std::int64_t user, const GoldenRide& ride, const std::string& params) {
+  pqxx::work tx(conn);
+  auto key_id = tx.exec_params(
+                      "INSERT INTO idempotency_keys (idempotency_key, request_method, request_params, request_path, "
+                      "recovery_point, response_code, response_body, user_id, locked_at) "
+                      "VALUES ($1, 'POST', $2::jsonb, '/rides', 'finished', 201, NULL, $3, NULL) RETURNING id",
+                      client_key(ride), params, user)[0][0]
+                    .as<std::int64_t>();
+  tx.exec_params(
+      "INSERT INTO rides (id, idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, stripe_charge_id, "
+      "user_id, created_at) VALUES ($1, $2, $3::numeric, $4::numeric, $5::numeric, $6::numeric, $7, $8, $9)",
+      ride.id, key_id, ride.origin_lat, ride.origin_lon, ride.target_lat, ride.target_lon, ride.charge, user,
+      ride.created_at);
+  if (ride.cancelled_and_refunded) {
+    tx.exec_params(
+        "UPDATE rides SET cancelled_at = created_at + interval '1 hour', stripe_refund_id = 're_golden' WHERE id = $1",
+        ride.id);
+  }
+  tx.commit();
+}
+
+std::int64_t key_id_of(rr::test::TestDatabase& db, const GoldenRide& ride) {
+  return std::stoll(db.scalar("SELECT id FROM idempotency_keys WHERE idempotency_key = '" + client_key(ride) + "'"));
+}
+
+// What the C++ writes at the finish for the ride as every ride query reads it (the 201 is
+// rendered before the charge is recorded, so it names the charge the finish records).
+std::string cpp_body(rr::test::TestDatabase& db, const GoldenRide& ride) {
+  pqxx::work tx(db.conn());
+  auto row = tx.exec_params("SELECT " RR_RIDE_VIEW_COLUMNS " FROM rides WHERE id = $1", ride.id)[0];
+  rr::rides::RideView view;  // as created: not yet cancelled nor refunded
+  view.id = row[0].as<std::int64_t>();
+  view.origin_lat = row[1].as<std::string>();
+  view.origin_lon = row[2].as<std::string>();
+  view.target_lat = row[3].as<std::string>();
+  view.target_lon = row[4].as<std::string>();
+  view.stripe_charge_id = row[5].as<std::string>();
+  view.created_at = row[6].as<std::string>();
+  return rr::rides::ride_created_body(view);
+}
+
+struct GoldenFixture : ApiFixture {
+  std::int64_t user = 0;
+  std::string params;
+  GoldenFixture() {
+    user = std::stoll(db.scalar("SELECT id FROM users WHERE email = 'alice@example.com'"));
+    start_api();
+    // The canonical parameters of the form every golden replay sends, as the API stores them.
+    auto probe = api->post_ride(token, "golden-params-probe-0000000000");
+    BOOST_REQUIRE_MESSAGE(probe.status == 201, probe.body);
+    params = db.scalar(
+        "SELECT request_params FROM idempotency_keys WHERE idempotency_key = "
+        "'golden-params-probe-0000000000'");
+    for (const auto& ride : golden_rides()) insert_golden_ride(db.conn(), user, ride, params);
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(stored_answer_golden, GoldenFixture)
+
+BOOST_AUTO_TEST_CASE(the_sql_renderer_writes_the_golden_bytes) {
+  for (const auto& ride : golden_rides()) {
+    BOOST_TEST(db.scalar("SELECT rides_created_body(id, origin_lat, origin_lon, target_lat, target_lon, "
+                         "stripe_charge_id, created_at) FROM rides WHERE id = " +
+                         std::to_string(ride.id)) == golden_bytes(ride),
+               ride.name);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_cpp_renderer_writes_the_golden_bytes) {
+  for (const auto& ride : golden_rides()) BOOST_TEST(cpp_body(db, ride) == golden_bytes(ride), ride.name);
+}
+
+// The generic key reader, which every flow's request without a creating call goes through.
+BOOST_AUTO_TEST_CASE(the_key_readers_render_the_golden_bytes) {
+  for (const auto& ride : golden_rides()) {
+    BOOST_TEST(db.scalar("SELECT response_body FROM idem_find_or_create_at(" + std::to_string(user) + ", '" +
+                         client_key(ride) + "', 'POST', '/rides', '" + params +
+                         "', '127.0.0.1', gen_random_uuid(), 30, 'started')") == golden_bytes(ride),
+               ride.name);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(keys_show_renders_the_golden_bytes) {
+  rr::db::PooledConnection conn(db.url(), db.session_options());
+  for (const auto& ride : golden_rides()) {
+    auto key = rr::idempotency::find_key_by_id(conn, key_id_of(db, ride), std::chrono::seconds(30), true);
+    BOOST_REQUIRE(key.has_value());
+    BOOST_TEST(key->response_body.value_or("") == golden_bytes(ride), ride.name);
+  }
+}
+
+// A real rocket-rides-api over a socket, whose memory never saw these keys: the replay is the
+// database's, through the creating call POST /rides runs.
+BOOST_AUTO_TEST_CASE(a_replay_over_http_sends_the_golden_bytes) {
+  for (const auto& ride : golden_rides()) {
+    auto replay = api->post_ride(token, client_key(ride));
+    BOOST_TEST(replay.status == 201, ride.name);
+    BOOST_TEST(replay.header("Idempotent-Replayed") == "true", ride.name);
+    BOOST_TEST(replay.body == golden_bytes(ride), ride.name);
+  }
+  BOOST_TEST(stripe.charges() == 1);  // the probe's: no replay charged
+}
+
+BOOST_AUTO_TEST_SUITE_END()
