@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/db/connection_pool.hpp"
+#include "common/db/migrations.hpp"
 #include "common/idempotency/key_inspection.hpp"
 #include "common/rides/ride_response.hpp"
 #include "support/api_process.hpp"
@@ -60,14 +61,14 @@ std::string golden_bytes(const GoldenRide& ride) {
 // The client's Idempotency-Key of a golden ride's key (20 to 255 printable characters).
 std::string client_key(const GoldenRide& ride) { return std::string("golden-ride-key-") + ride.name; }
 
-// The finished key with its 201 stored as NULL, as the finish stores it, and its ride.
+// The finished key with its 201 stored as NULL and renderer 1, as the finish stores it, and its ride.
 // `params` is the canonical JSON the API stores for its request (a replay must be the same request).
 void insert_golden_ride(pqxx::connection& conn, std::int64_t user, const GoldenRide& ride, const std::string& params) {
   pqxx::work tx(conn);
   auto key_id = tx.exec_params(
                       "INSERT INTO idempotency_keys (idempotency_key, request_method, request_params, request_path, "
-                      "recovery_point, response_code, response_body, user_id, locked_at) "
-                      "VALUES ($1, 'POST', $2::jsonb, '/rides', 'finished', 201, NULL, $3, NULL) RETURNING id",
+                      "recovery_point, response_code, response_body, response_renderer, user_id, locked_at) "
+                      "VALUES ($1, 'POST', $2::jsonb, '/rides', 'finished', 201, NULL, 1, $3, NULL) RETURNING id",
                       client_key(ride), params, user)[0][0]
                     .as<std::int64_t>();
   tx.exec_params(
@@ -123,12 +124,16 @@ struct GoldenFixture : ApiFixture {
 
 BOOST_FIXTURE_TEST_SUITE(stored_answer_golden, GoldenFixture)
 
+// Renderer 1's two functions, and the dispatch every key reader renders through.
 BOOST_AUTO_TEST_CASE(the_sql_renderer_writes_the_golden_bytes) {
   for (const auto& ride : golden_rides()) {
-    BOOST_TEST(db.scalar("SELECT rides_created_body(id, origin_lat, origin_lon, target_lat, target_lon, "
+    const auto key = std::to_string(key_id_of(db, ride));
+    BOOST_TEST(db.scalar("SELECT rides_created_body_v1(id, origin_lat, origin_lon, target_lat, target_lon, "
                          "stripe_charge_id, created_at) FROM rides WHERE id = " +
                          std::to_string(ride.id)) == golden_bytes(ride),
                ride.name);
+    BOOST_TEST(db.scalar("SELECT rides_created_answer_v1(" + key + ")") == golden_bytes(ride), ride.name);
+    BOOST_TEST(db.scalar("SELECT idem_stored_answer(" + key + ", 1::smallint)") == golden_bytes(ride), ride.name);
   }
 }
 
@@ -167,4 +172,86 @@ BOOST_AUTO_TEST_CASE(a_replay_over_http_sends_the_golden_bytes) {
   BOOST_TEST(stripe.charges() == 1);  // the probe's: no replay charged
 }
 
+// A later renderer stands beside the released one: a key replays through the renderer it names,
+// so keys finished under renderer 1 keep their bytes when another renderer is registered.
+BOOST_AUTO_TEST_CASE(a_replay_renders_with_the_renderer_the_key_names) {
+  db.scalar(
+      "CREATE FUNCTION test_later_answer_v2(p_key_id bigint) RETURNS text LANGUAGE sql STABLE "
+      "AS $$ SELECT '{\"rendered_by\":2,\"key\":' || p_key_id || '}' $$; "
+      "INSERT INTO stored_answer_renderers (renderer, flow, function_name) "
+      "VALUES (2, 'create_ride', 'test_later_answer_v2') RETURNING 1");
+  const auto& later = golden_rides().front();
+  const auto later_key = std::to_string(key_id_of(db, later));
+  db.scalar("UPDATE idempotency_keys SET response_renderer = 2 WHERE id = " + later_key + " RETURNING 1");
+  for (const auto& ride : golden_rides()) {
+    auto replay = api->post_ride(token, client_key(ride));
+    BOOST_TEST(replay.status == 201, ride.name);
+    if (&ride == &later)
+      BOOST_TEST(replay.body == "{\"rendered_by\":2,\"key\":" + later_key + "}");
+    else
+      BOOST_TEST(replay.body == golden_bytes(ride), ride.name);
+  }
+}
+
+// A key naming a renderer the database does not have is an error, never another renderer's bytes.
+BOOST_AUTO_TEST_CASE(a_key_naming_an_unregistered_renderer_is_refused_not_guessed) {
+  const auto& ride = golden_rides().front();
+  db.scalar("UPDATE idempotency_keys SET response_renderer = 42 WHERE id = " + std::to_string(key_id_of(db, ride)) +
+            " RETURNING 1");
+  try {
+    db.scalar("SELECT response_body FROM idem_find_or_create_at(" + std::to_string(user) + ", '" + client_key(ride) +
+              "', 'POST', '/rides', '" + params + "', '127.0.0.1', gen_random_uuid(), 30, 'started')");
+    BOOST_FAIL("a key naming renderer 42 was rendered");
+  } catch (const pqxx::sql_error& e) {
+    BOOST_TEST(e.sqlstate() == "RR004");
+    BOOST_TEST(std::string(e.what()).find("renderer 42, which is not registered") != std::string::npos, e.what());
+  }
+  auto replay = api->post_ride(token, client_key(ride));
+  BOOST_TEST(replay.status == 500);
+  BOOST_TEST(replay.body.find("Ride created") == std::string::npos, replay.body);
+}
+
+// Every finished key whose body is NULL must say which renderer made it.
+BOOST_AUTO_TEST_CASE(a_null_body_without_a_renderer_is_refused_by_the_table) {
+  BOOST_CHECK_THROW(db.scalar("UPDATE idempotency_keys SET response_renderer = NULL WHERE id = " +
+                              std::to_string(key_id_of(db, golden_rides().front())) + " RETURNING 1"),
+                    pqxx::check_violation);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
+
+// Keys finished before renderers were versioned (sql/019) replay exactly as before: a database at
+// schema 18 with such a key, migrated, reads renderer 1 for it and renders its golden bytes.
+BOOST_AUTO_TEST_CASE(a_key_stored_before_renderers_were_versioned_replays_its_golden_bytes) {
+  rr::test::TestDatabase db(false);
+  std::vector<rr::db::Migration> before;
+  for (const auto& migration : rr::db::embedded_migrations())
+    if (migration.version < 19) before.push_back(migration);
+  rr::db::migrate(db.conn(), before, std::vector<rr::db::SqlFunction>{});
+  const auto& ride = golden_rides().front();
+  {
+    pqxx::work tx(db.conn());
+    auto user = tx.exec(
+                      "INSERT INTO users (email, stripe_customer_id) VALUES ('old@example.com', 'cus_o') "
+                      "RETURNING id")[0][0]
+                    .as<std::int64_t>();
+    auto key_id = tx.exec_params(
+                        "INSERT INTO idempotency_keys (idempotency_key, request_method, request_params, "
+                        "request_path, recovery_point, response_code, response_body, user_id, locked_at) "
+                        "VALUES ($1, 'POST', '{}', '/rides', 'finished', 201, NULL, $2, NULL) RETURNING id",
+                        client_key(ride), user)[0][0]
+                      .as<std::int64_t>();
+    tx.exec_params(
+        "INSERT INTO rides (id, idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, "
+        "stripe_charge_id, user_id, created_at) "
+        "VALUES ($1, $2, $3::numeric, $4::numeric, $5::numeric, $6::numeric, $7, $8, $9)",
+        ride.id, key_id, ride.origin_lat, ride.origin_lon, ride.target_lat, ride.target_lon, ride.charge, user,
+        ride.created_at);
+    tx.commit();
+  }
+  auto report = rr::db::migrate(db.conn(), rr::db::embedded_migrations());
+  BOOST_TEST(report.applied.front() == 19);
+  BOOST_TEST(db.scalar("SELECT response_renderer FROM idempotency_keys") == "1");
+  BOOST_TEST(db.scalar("SELECT response_body FROM idem_find_or_create_at((SELECT id FROM users), '" + client_key(ride) +
+                       "', 'POST', '/rides', '{}', '', gen_random_uuid(), 30, 'started')") == golden_bytes(ride));
+}

@@ -12,7 +12,8 @@ namespace {
 // Every statement below binds $1 = IDEMPOTENCY_KEY_LOCK_TIMEOUT in seconds and $2 = whether to
 // return the stored body, and joins idempotency_keys k, users u and (left) rides r. "live" is
 // spelled as kFindOrCreate spells it, so an operator sees the lock the way a request would.
-// A finished 201 stored without its body (sql/013) shows the body every replay renders from the ride.
+// A finished key stored without its body (sql/013) shows the body every replay renders, by the
+// renderer the key names (idem_stored_answer, sql/019).
 #define RR_KEY_DETAIL_COLUMNS \
   "k.id, k.user_id, u.email, k.idempotency_key, k.request_method, k.request_path, k.recovery_point, " \
   RR_SQL_UTC_TEXT("k.created_at") ", extract(epoch FROM now() - k.created_at)::float8, " RR_SQL_UTC_TEXT(                  \
@@ -20,9 +21,8 @@ namespace {
   ", k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => $1), "                     \
   "extract(epoch FROM k.locked_at + make_interval(secs => $1) - now())::float8, "                        \
   "k.lock_token::text, k.attempts, k.last_error, k.response_code, "                                      \
-  "CASE WHEN $2::boolean THEN COALESCE(k.response_body, CASE WHEN k.response_code = 201 THEN "              \
-  "rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, r.stripe_charge_id, "     \
-  "r.created_at) END) END, k.payment_idempotency_key, r.id, r.stripe_charge_id"
+  "CASE WHEN $2::boolean THEN COALESCE(k.response_body, CASE WHEN k.response_code IS NOT NULL THEN "        \
+  "idem_stored_answer(k.id, k.response_renderer) END) END, k.payment_idempotency_key, r.id, r.stripe_charge_id"
 constexpr int kDetailColumns = 22;
 
 // $3 email  $4 idempotency key. One row when the user exists; the key's columns are NULL when it
