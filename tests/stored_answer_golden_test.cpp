@@ -58,6 +58,13 @@ std::string golden_bytes(const GoldenRide& ride) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// `actual` is the golden file's bytes, or the test fails showing both and who rendered them.
+void check_golden(const std::string& actual, const GoldenRide& ride, const char* renderer) {
+  const auto golden = golden_bytes(ride);
+  BOOST_TEST(actual == golden, renderer << " for " << ride.name << " rendered\n  " << actual
+                                        << "\nwhere tests/golden/rides_created_v1 has\n  " << golden);
+}
+
 // The client's Idempotency-Key of a golden ride's key (20 to 255 printable characters).
 std::string client_key(const GoldenRide& ride) { return std::string("golden-ride-key-") + ride.name; }
 
@@ -128,26 +135,26 @@ BOOST_FIXTURE_TEST_SUITE(stored_answer_golden, GoldenFixture)
 BOOST_AUTO_TEST_CASE(the_sql_renderer_writes_the_golden_bytes) {
   for (const auto& ride : golden_rides()) {
     const auto key = std::to_string(key_id_of(db, ride));
-    BOOST_TEST(db.scalar("SELECT rides_created_body_v1(id, origin_lat, origin_lon, target_lat, target_lon, "
-                         "stripe_charge_id, created_at) FROM rides WHERE id = " +
-                         std::to_string(ride.id)) == golden_bytes(ride),
-               ride.name);
-    BOOST_TEST(db.scalar("SELECT rides_created_answer_v1(" + key + ")") == golden_bytes(ride), ride.name);
-    BOOST_TEST(db.scalar("SELECT idem_stored_answer(" + key + ", 1::smallint)") == golden_bytes(ride), ride.name);
+    check_golden(db.scalar("SELECT rides_created_body_v1(id, origin_lat, origin_lon, target_lat, target_lon, "
+                           "stripe_charge_id, created_at) FROM rides WHERE id = " +
+                           std::to_string(ride.id)),
+                 ride, "rides_created_body_v1");
+    check_golden(db.scalar("SELECT rides_created_answer_v1(" + key + ")"), ride, "rides_created_answer_v1");
+    check_golden(db.scalar("SELECT idem_stored_answer(" + key + ", 1::smallint)"), ride, "idem_stored_answer");
   }
 }
 
 BOOST_AUTO_TEST_CASE(the_cpp_renderer_writes_the_golden_bytes) {
-  for (const auto& ride : golden_rides()) BOOST_TEST(cpp_body(db, ride) == golden_bytes(ride), ride.name);
+  for (const auto& ride : golden_rides()) check_golden(cpp_body(db, ride), ride, "rides::ride_created_body");
 }
 
 // The generic key reader, which every flow's request without a creating call goes through.
 BOOST_AUTO_TEST_CASE(the_key_readers_render_the_golden_bytes) {
   for (const auto& ride : golden_rides()) {
-    BOOST_TEST(db.scalar("SELECT response_body FROM idem_find_or_create_at(" + std::to_string(user) + ", '" +
-                         client_key(ride) + "', 'POST', '/rides', '" + params +
-                         "', '127.0.0.1', gen_random_uuid(), 30, 'started')") == golden_bytes(ride),
-               ride.name);
+    check_golden(db.scalar("SELECT response_body FROM idem_find_or_create_at(" + std::to_string(user) + ", '" +
+                           client_key(ride) + "', 'POST', '/rides', '" + params +
+                           "', '127.0.0.1', gen_random_uuid(), 30, 'started')"),
+                 ride, "idem_find_or_create_at");
   }
 }
 
@@ -156,7 +163,7 @@ BOOST_AUTO_TEST_CASE(keys_show_renders_the_golden_bytes) {
   for (const auto& ride : golden_rides()) {
     auto key = rr::idempotency::find_key_by_id(conn, key_id_of(db, ride), std::chrono::seconds(30), true);
     BOOST_REQUIRE(key.has_value());
-    BOOST_TEST(key->response_body.value_or("") == golden_bytes(ride), ride.name);
+    check_golden(key->response_body.value_or(""), ride, "keys show (find_key_by_id)");
   }
 }
 
@@ -167,7 +174,7 @@ BOOST_AUTO_TEST_CASE(a_replay_over_http_sends_the_golden_bytes) {
     auto replay = api->post_ride(token, client_key(ride));
     BOOST_TEST(replay.status == 201, ride.name);
     BOOST_TEST(replay.header("Idempotent-Replayed") == "true", ride.name);
-    BOOST_TEST(replay.body == golden_bytes(ride), ride.name);
+    check_golden(replay.body, ride, "a replay over HTTP");
   }
   BOOST_TEST(stripe.charges() == 1);  // the probe's: no replay charged
 }
@@ -189,7 +196,7 @@ BOOST_AUTO_TEST_CASE(a_replay_renders_with_the_renderer_the_key_names) {
     if (&ride == &later)
       BOOST_TEST(replay.body == "{\"rendered_by\":2,\"key\":" + later_key + "}");
     else
-      BOOST_TEST(replay.body == golden_bytes(ride), ride.name);
+      check_golden(replay.body, ride, "a replay over HTTP");
   }
 }
 
