@@ -14,16 +14,20 @@
 --
 -- Every row already here reads 1 from the new column, without a table rewrite: a column added
 -- with a constant default is a catalog entry (PostgreSQL 11+), which the rows written before it
--- read as their value; dropping the default afterwards changes only what later inserts get. 1 is
--- the renderer that made every NULL body stored so far (rides_created_body_v1 is that function's
--- body, unchanged), so existing keys replay exactly as before.
+-- read as their value. 1 is the renderer that made every NULL body stored so far
+-- (rides_created_body_v1 is that function's body, unchanged), so existing keys replay exactly as
+-- before. The default stays: code that names no renderer is code older than this file, whose
+-- NULL bodies are renderer 1's (a finish between this migration's commit and the functions step
+-- that replaces the finishing functions, an older binary's reconciliation during a rolling
+-- upgrade). A later renderer's migration leaves it at 1; the finishes name their renderer
+-- explicitly (NULL when they store the body as given). The column is read only for a NULL body.
 -- The column is a fixed-width smallint with no index on it: the finishing update that writes it
 -- stays heap-only (sql/012).
 -- lock_timeout: as sql/013, waiting for the table's lock behind a long transaction would queue
 -- every request behind the wait; `migrate` runs the file again a second later instead.
 SET LOCAL lock_timeout = '1s';
 ALTER TABLE idempotency_keys ADD COLUMN response_renderer SMALLINT DEFAULT 1;
-ALTER TABLE idempotency_keys ALTER COLUMN response_renderer DROP DEFAULT;
+-- A NULL body must be renderable: refuses a writer that names no renderer for it explicitly.
 -- New and updated rows only (NOT VALID: no scan under this file's lock); every row already here
 -- passes, as it reads 1.
 ALTER TABLE idempotency_keys ADD CONSTRAINT idempotency_keys_rendered_answer_has_renderer

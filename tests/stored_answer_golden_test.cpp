@@ -218,6 +218,25 @@ BOOST_AUTO_TEST_CASE(a_key_naming_an_unregistered_renderer_is_refused_not_guesse
   BOOST_TEST(replay.body.find("Ride created") == std::string::npos, replay.body);
 }
 
+// Code older than versioned renderers names none (a finishing function replaced by the same
+// `migrate` a moment after sql/019, an older binary's reconciliation during a rolling upgrade):
+// its NULL bodies are renderer 1's, and read as such.
+BOOST_AUTO_TEST_CASE(a_null_body_from_code_that_names_no_renderer_replays_as_renderer_1) {
+  const auto& ride = golden_rides().front();
+  const auto key = std::to_string(key_id_of(db, ride));
+  db.scalar("UPDATE rides SET idempotency_key_id = NULL WHERE idempotency_key_id = " + key + " RETURNING 1");
+  db.scalar("DELETE FROM idempotency_keys WHERE id = " + key + " RETURNING 1");
+  auto old_key = db.scalar(
+      "INSERT INTO idempotency_keys (idempotency_key, request_method, request_params, request_path, recovery_point, "
+      "response_code, response_body, user_id, locked_at) VALUES ('" +
+      client_key(ride) + "', 'POST', '" + params + "'::jsonb, '/rides', 'finished', 201, NULL, " +
+      std::to_string(user) + ", NULL) RETURNING id");
+  db.scalar("UPDATE rides SET idempotency_key_id = " + old_key + " WHERE id = " + std::to_string(ride.id) +
+            " RETURNING 1");
+  BOOST_TEST(db.scalar("SELECT response_renderer FROM idempotency_keys WHERE id = " + old_key) == "1");
+  check_golden(api->post_ride(token, client_key(ride)).body, ride, "a replay over HTTP");
+}
+
 // Every finished key whose body is NULL must say which renderer made it.
 BOOST_AUTO_TEST_CASE(a_null_body_without_a_renderer_is_refused_by_the_table) {
   BOOST_CHECK_THROW(db.scalar("UPDATE idempotency_keys SET response_renderer = NULL WHERE id = " +
