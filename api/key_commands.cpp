@@ -6,6 +6,7 @@
 #include "api/admin_commands.hpp"
 #include "api/command_flags.hpp"
 #include "api/command_output.hpp"
+#include "api/key_rides.hpp"
 #include "common/auth/tokens.hpp"
 #include "common/base/log.hpp"
 #include "common/cli/exit_codes.hpp"
@@ -64,7 +65,9 @@ std::string describe_lock(const KeyDetails& key, std::chrono::milliseconds lock_
   return "none";
 }
 
-void write_key_json(JsonOutput& out, const KeyDetails& key, std::chrono::milliseconds lock_timeout, bool with_body) {
+// `ride` is what rides_of_keys found for the key, if anything.
+void write_key_json(JsonOutput& out, const KeyDetails& key, const KeyRide* ride, std::chrono::milliseconds lock_timeout,
+                    bool with_body) {
   out.field("id", key.id)
       .field("user_id", key.user_id)
       .field("email", key.email)
@@ -88,18 +91,18 @@ void write_key_json(JsonOutput& out, const KeyDetails& key, std::chrono::millise
       .field("last_error", key.last_error)
       .field("response_code", key.response_code)
       .field("payment_idempotency_key", key.payment_idempotency_key)
-      .field("ride_id", key.ride_id)
-      .field("stripe_charge_id", key.stripe_charge_id);
+      .field("ride_id", ride ? std::optional<std::int64_t>(ride->ride_id) : std::nullopt)
+      .field("stripe_charge_id", ride ? ride->stripe_charge_id : std::nullopt);
   if (with_body) out.field("response_body", key.response_body);
 }
 
-void print_key(const KeyDetails& key, std::chrono::milliseconds lock_timeout, bool with_body) {
+void print_key(const KeyDetails& key, const KeyRide* made, std::chrono::milliseconds lock_timeout, bool with_body) {
   std::string stored = "none (unfinished)";
   if (key.response_code) {
     stored = std::to_string(*key.response_code) + (with_body ? "" : " (body not shown: --body prints it)");
   }
   std::string ride = "none";
-  if (key.ride_id) ride = std::to_string(*key.ride_id) + ", charge " + key.stripe_charge_id.value_or("none yet");
+  if (made) ride = std::to_string(made->ride_id) + ", charge " + made->stripe_charge_id.value_or("none yet");
   std::vector<std::pair<std::string, std::string>> fields{
       {"key id", std::to_string(key.id)},
       {"user", printable(key.email) + " (user " + std::to_string(key.user_id) + ")"},
@@ -156,13 +159,16 @@ int keys_show(const std::vector<std::string>& args) {
     key = std::move(lookup.key);
   }
 
+  const auto rides = rides_of_keys(conn, {key->id});
+  const auto ride = rides.find(key->id);
+  const KeyRide* made = ride == rides.end() ? nullptr : &ride->second;
   if (flags.has("json")) {
     JsonOutput out;
     out.begin_object();
-    write_key_json(out, *key, context.lock_timeout, with_body);
+    write_key_json(out, *key, made, context.lock_timeout, with_body);
     out.end_object().print();
   } else {
-    print_key(*key, context.lock_timeout, with_body);
+    print_key(*key, made, context.lock_timeout, with_body);
   }
   return cli::kExitOk;
 }
@@ -180,6 +186,9 @@ int keys_list(const std::vector<std::string>& args) {
       conn, std::chrono::milliseconds(static_cast<std::int64_t>(older_than * 1000)), limit, context.lock_timeout);
 
   if (flags.has("json")) {
+    std::vector<std::int64_t> key_ids;
+    for (const auto& key : listing.keys) key_ids.push_back(key.id);
+    const auto rides = rides_of_keys(conn, key_ids);
     JsonOutput out;
     out.begin_object()
         .field("older_than_seconds", older_than)
@@ -188,7 +197,8 @@ int keys_list(const std::vector<std::string>& args) {
         .begin_array("keys");
     for (const auto& key : listing.keys) {
       out.begin_object();
-      write_key_json(out, key, context.lock_timeout, false);
+      const auto ride = rides.find(key.id);
+      write_key_json(out, key, ride == rides.end() ? nullptr : &ride->second, context.lock_timeout, false);
       out.end_object();
     }
     out.end_array().end_object().print();
@@ -280,8 +290,10 @@ int keys_unlock(const std::vector<std::string>& args) {
     out.begin_object().field("id", id).field("result", report.result).field("forced", outcome.forced);
     out.field("message", report.message);
     if (outcome.before) {
+      const auto rides = rides_of_keys(conn, {id});
+      const auto ride = rides.find(id);
       out.begin_object("before");
-      write_key_json(out, *outcome.before, context.lock_timeout, false);
+      write_key_json(out, *outcome.before, ride == rides.end() ? nullptr : &ride->second, context.lock_timeout, false);
       out.end_object();
     }
     out.end_object().print();

@@ -95,16 +95,18 @@ const std::string kBodyMarker = "{\"id\":4242,\"secret_marker\":\"only-with-body
 BOOST_FIXTURE_TEST_SUITE(operator_commands, OperatorFixture)
 
 BOOST_AUTO_TEST_CASE(keys_show_body_renders_a_201_stored_without_its_body_as_replays_do) {
-  // sql/013: a finished ride-creation 201 stores NULL; every reader renders it from the ride.
+  // sql/013: a finished ride-creation 201 stores NULL (with renderer 1, sql/019); every reader
+  // renders it from the ride.
   auto id = insert_key("compact-201-key-00000001", "finished", 30);
-  db.scalar("UPDATE idempotency_keys SET response_body = NULL WHERE id = " + std::to_string(id) + " RETURNING id");
+  db.scalar("UPDATE idempotency_keys SET response_body = NULL, response_renderer = 1 WHERE id = " + std::to_string(id) +
+            " RETURNING id");
   auto ride = db.scalar(
       "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
       "stripe_charge_id) VALUES (" +
       std::to_string(id) + ", 37.7749, -122.4194, 37.8044, -122.2712, " + std::to_string(alice.user.id) +
       ", 'ch_compact') RETURNING id");
   auto expected = db.scalar(
-      "SELECT rides_created_body(id, origin_lat, origin_lon, target_lat, target_lon, stripe_charge_id, created_at) "
+      "SELECT rides_created_body_v1(id, origin_lat, origin_lon, target_lat, target_lon, stripe_charge_id, created_at) "
       "FROM rides WHERE id = " +
       ride);
   BOOST_TEST(expected.find("ch_compact") != std::string::npos, expected);

@@ -1,5 +1,6 @@
-// The ride-creation 201 kept small (issue 31): a finished key stores no body when the 201 is
-// rides_created_body of its ride, and every reader renders it back. Checked here: that rendering
+// The ride-creation 201 kept small: a finished key stores no body when the 201 is
+// rides_created_body_v1 of its ride, names that renderer (1), and every reader renders it back
+// through the renderer the key names. Checked here: that rendering
 // is ride_created_body's to the byte for awkward rides; a new key stores NULL and replays its
 // original bytes from the database (another App, whose memory never saw the key), also after the
 // ride is cancelled; a body that is not the rendering is stored verbatim.
@@ -54,7 +55,7 @@ std::string cpp_body(pqxx::work& tx, std::int64_t ride_id, const std::string& ch
 std::string sql_body(pqxx::work& tx, std::int64_t ride_id, const std::string& charge) {
   return tx
       .exec_params(
-          "SELECT rides_created_body(id, origin_lat, origin_lon, target_lat, target_lon, $2, created_at) "
+          "SELECT rides_created_body_v1(id, origin_lat, origin_lon, target_lat, target_lon, $2, created_at) "
           "FROM rides WHERE id = $1",
           ride_id, charge)[0][0]
       .as<std::string>();
@@ -135,10 +136,13 @@ BOOST_AUTO_TEST_CASE(the_finish_stores_null_only_for_the_rendering_and_the_reade
     tx.commit();
   }
   BOOST_TEST(db.scalar("SELECT (response_body IS NULL) || ' ' || response_code || ' ' || recovery_point || ' ' || "
-                       "(lock_token IS NULL) FROM idempotency_keys WHERE id = " +
-                       std::to_string(same_key)) == "true 201 finished true");
+                       "(lock_token IS NULL) || ' ' || response_renderer FROM idempotency_keys WHERE id = " +
+                       std::to_string(same_key)) == "true 201 finished true 1");
   BOOST_TEST(db.scalar("SELECT response_body FROM idempotency_keys WHERE id = " + std::to_string(other_key)) ==
              other_body);
+  // A body stored as given names no renderer: nothing renders it.
+  BOOST_TEST(db.scalar("SELECT response_renderer IS NULL FROM idempotency_keys WHERE id = " +
+                       std::to_string(other_key)) == "t");
   BOOST_TEST(db.scalar("SELECT stripe_charge_id FROM rides WHERE idempotency_key_id = " + std::to_string(same_key)) ==
              "ch_same");
   for (auto [key, body] :

@@ -10,9 +10,11 @@ namespace rr::idempotency {
 namespace {
 
 // Every statement below binds $1 = IDEMPOTENCY_KEY_LOCK_TIMEOUT in seconds and $2 = whether to
-// return the stored body, and joins idempotency_keys k, users u and (left) rides r. "live" is
+// return the stored body, and joins idempotency_keys k and users u; what a key's flow wrote is
+// the flow's (the key commands read a key's ride themselves). "live" is
 // spelled as kFindOrCreate spells it, so an operator sees the lock the way a request would.
-// A finished 201 stored without its body (sql/013) shows the body every replay renders from the ride.
+// A finished key stored without its body (sql/013) shows the body every replay renders, by the
+// renderer the key names (idem_stored_answer, sql/019).
 #define RR_KEY_DETAIL_COLUMNS \
   "k.id, k.user_id, u.email, k.idempotency_key, k.request_method, k.request_path, k.recovery_point, " \
   RR_SQL_UTC_TEXT("k.created_at") ", extract(epoch FROM now() - k.created_at)::float8, " RR_SQL_UTC_TEXT(                  \
@@ -20,10 +22,9 @@ namespace {
   ", k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => $1), "                     \
   "extract(epoch FROM k.locked_at + make_interval(secs => $1) - now())::float8, "                        \
   "k.lock_token::text, k.attempts, k.last_error, k.response_code, "                                      \
-  "CASE WHEN $2::boolean THEN COALESCE(k.response_body, CASE WHEN k.response_code = 201 THEN "              \
-  "rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, r.stripe_charge_id, "     \
-  "r.created_at) END) END, k.payment_idempotency_key, r.id, r.stripe_charge_id"
-constexpr int kDetailColumns = 22;
+  "CASE WHEN $2::boolean THEN COALESCE(k.response_body, CASE WHEN k.response_code IS NOT NULL THEN "        \
+  "idem_stored_answer(k.id, k.response_renderer) END) END, k.payment_idempotency_key"
+constexpr int kDetailColumns = 20;
 
 // $3 email  $4 idempotency key. One row when the user exists; the key's columns are NULL when it
 // does not, and then the last column says whether (and when) the reaper archived it.
@@ -33,14 +34,12 @@ const db::Statement kFindKey{
     "  (SELECT " RR_SQL_UTC_TEXT("max(a.archived_at)") " FROM idempotency_keys_archive a"
     "   WHERE k.id IS NULL AND a.user_id = u.id AND a.idempotency_key = $4) "
     "FROM users u LEFT JOIN idempotency_keys k ON k.user_id = u.id AND k.idempotency_key = $4 "
-    "LEFT JOIN rides r ON r.idempotency_key_id = k.id "
     "WHERE u.email = $3"};
 
 // $3 key id
 const db::Statement kFindKeyById{"ops_find_key_by_id",
                                  "SELECT " RR_KEY_DETAIL_COLUMNS
-                                 " FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
-                                 "LEFT JOIN rides r ON r.idempotency_key_id = k.id WHERE k.id = $3"};
+                                 " FROM idempotency_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $3"};
 
 // Where unfinished keys can be (sql/012): at or above the completer's floor, or among the keys
 // that failed a completer attempt (the partial index idempotency_keys_retried, spelled as its
@@ -53,7 +52,6 @@ const db::Statement kFindKeyById{"ops_find_key_by_id",
 // $3 minimum age in seconds  $4 limit
 const db::Statement kListUnfinished{"ops_list_unfinished", "SELECT " RR_KEY_DETAIL_COLUMNS
                                                            " FROM idempotency_keys k JOIN users u ON u.id = k.user_id "
-                                                           "LEFT JOIN rides r ON r.idempotency_key_id = k.id "
                                                            "WHERE " RR_MAYBE_UNFINISHED
                                                            " AND k.created_at <= now() - make_interval(secs => $3) "
                                                            "ORDER BY k.id LIMIT $4"};
@@ -93,8 +91,6 @@ KeyDetails key_details_from(const db::Row& row) {
   key.response_code = optional_of<int>(row[17]);
   key.response_body = optional_of<std::string>(row[18]);
   key.payment_idempotency_key = row[19].as<std::string>();
-  key.ride_id = optional_of<std::int64_t>(row[20]);
-  key.stripe_charge_id = optional_of<std::string>(row[21]);
   return key;
 }
 

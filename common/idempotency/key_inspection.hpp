@@ -45,8 +45,6 @@ struct KeyDetails {
   // Only when asked for: the stored answer belongs to the key's user.
   std::optional<std::string> response_body;
   std::string payment_idempotency_key;
-  std::optional<std::int64_t> ride_id;
-  std::optional<std::string> stripe_charge_id;
 };
 
 struct KeyLookup {

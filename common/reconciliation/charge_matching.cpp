@@ -5,6 +5,7 @@
 #include "common/reconciliation/pass_context.hpp"
 #include "common/reconciliation/reconciliation_statements.hpp"
 #include "common/rides/ride_params.hpp"
+#include "common/rides/ride_response.hpp"
 
 namespace rr::reconciliation {
 namespace {
@@ -106,22 +107,22 @@ void ReconciliationPass::reconcile_charge(Context& context, const payments::List
   // stores it), so the client's retry replays the original answer and charges nothing.
   std::string provider_key =
       payments::charge_provider_key(provider_.settings().provider_key_secret, ride.user_id, ride.idempotency_key);
-  context.record({"charge_without_ride", charge.id, ride.ride_id, "ride_rebuilt",
-                  Details().integer("user_id", ride.user_id).text("idempotency_key", ride.idempotency_key).json()},
-                 [&](db::Transaction& tx) {
-                   auto key_id = context.conn
-                                     .exec(tx, statements::kInsertFinishedRideKey, ride.user_id, ride.idempotency_key,
-                                           ride.request_params, ride.created_at, provider_key)[0][0]
-                                     .as<std::int64_t>();
-                   context.conn.exec(tx, statements::kInsertRebuiltRide, ride.ride_id, ride.created_at, key_id,
-                                     rides::format_coordinate(ride.params.origin_lat),
-                                     rides::format_coordinate(ride.params.origin_lon),
-                                     rides::format_coordinate(ride.params.target_lat),
-                                     rides::format_coordinate(ride.params.target_lon), charge.id, ride.user_id,
-                                     ride.request_params);
-                   context.conn.exec(tx, statements::kInsertChargeLedgerRow, charge.id, ride.ride_id, ride.user_id,
-                                     charge.amount, charge.currency);
-                 });
+  context.record(
+      {"charge_without_ride", charge.id, ride.ride_id, "ride_rebuilt",
+       Details().integer("user_id", ride.user_id).text("idempotency_key", ride.idempotency_key).json()},
+      [&](db::Transaction& tx) {
+        auto key_id = context.conn
+                          .exec(tx, statements::kInsertFinishedRideKey, ride.user_id, ride.idempotency_key,
+                                ride.request_params, ride.created_at, provider_key, rides::kCreatedAnswerRenderer)[0][0]
+                          .as<std::int64_t>();
+        context.conn.exec(
+            tx, statements::kInsertRebuiltRide, ride.ride_id, ride.created_at, key_id,
+            rides::format_coordinate(ride.params.origin_lat), rides::format_coordinate(ride.params.origin_lon),
+            rides::format_coordinate(ride.params.target_lat), rides::format_coordinate(ride.params.target_lon),
+            charge.id, ride.user_id, ride.request_params);
+        context.conn.exec(tx, statements::kInsertChargeLedgerRow, charge.id, ride.ride_id, ride.user_id, charge.amount,
+                          charge.currency);
+      });
   ++context.report.rebuilt;
 }
 

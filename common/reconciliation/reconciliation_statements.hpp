@@ -65,12 +65,14 @@ inline const db::Statement kSequencePast{
 
 // The rebuild of a paid ride whose rows a restore lost, in one transaction (rebuild_ride.cpp):
 // the finished key ($1 user, $2 client key, $3 request params JSON, $4 created_at, $5 provider key)
-// with its 201 stored as NULL, which every reader renders from the key's ride (sql/013).
+// with its 201 stored as NULL, which every reader renders from the key's ride with the renderer
+// named ($6, rides::kCreatedAnswerRenderer: sql/013, sql/019).
 inline const db::Statement kInsertFinishedRideKey{
     "reconcile_insert_finished_ride_key",
     "INSERT INTO idempotency_keys (created_at, idempotency_key, last_run_at, locked_at, lock_token, request_method, "
-    "request_params, request_path, response_code, response_body, recovery_point, payment_idempotency_key, user_id) "
-    "VALUES ($4::timestamptz, $2, now(), NULL, NULL, 'POST', $3::jsonb, '/rides', 201, NULL, 'finished', $5, $1) "
+    "request_params, request_path, response_code, response_body, response_renderer, recovery_point, "
+    "payment_idempotency_key, user_id) "
+    "VALUES ($4::timestamptz, $2, now(), NULL, NULL, 'POST', $3::jsonb, '/rides', 201, NULL, $6, 'finished', $5, $1) "
     "RETURNING id"};
 // $1 ride id, $2 created_at, $3 key id, $4..$7 coordinates, $8 charge id, $9 user, $10 params JSON.
 inline const db::Statement kInsertRebuiltRide{

@@ -30,6 +30,11 @@ struct RideView {
 RideView ride_view_from(const db::Row& row);
 
 std::string ride_created_body(const RideView& ride);
+// The stored-answer renderer (sql/019) that renders ride_created_body's bytes back from a ride:
+// a finished POST /rides key whose 201 is stored as NULL names it, and its replay is rendered by
+// it for as long as the key lives (rides_created_answer_v1, frozen, and tests/golden/). A change
+// of ride_created_body's bytes needs a new renderer beside it, not an edit of this one.
+inline constexpr int kCreatedAnswerRenderer = 1;
 // The ride first in a row, from the first column on.
 RideView ride_view_from(const db::Row& row, db::Row::size_type first_column);
 std::string ride_body(const RideView& ride);

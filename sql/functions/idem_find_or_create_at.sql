@@ -4,8 +4,8 @@
 -- call that does its first phase's work in the same statement inserts the key where that phase
 -- leaves it, rather than inserting it at 'started' and updating it again (a second row version of
 -- the key in every new-key transaction). 003's idem_find_or_create is this at 'started'.
--- A finished 201 stored without its body (rides_record_charge_and_finish, issue 31) is rendered
--- back from the key's ride; the subquery runs for those keys only (COALESCE stops at a body).
+-- A finished key stored without its body (sql/013) is rendered back by the renderer it names
+-- (idem_stored_answer, sql/019), for those keys only (COALESCE stops at a body).
 CREATE OR REPLACE FUNCTION idem_find_or_create_at(p_user_id bigint, p_idempotency_key text, p_method text, p_path text,
                                        p_params jsonb, p_origin_ip text, p_lock_token uuid, p_lock_timeout float8,
                                        p_recovery_point text)
@@ -19,10 +19,8 @@ BEGIN
     WITH existing AS (
         SELECT k.id, k.user_id, k.recovery_point, k.lock_token::text, k.request_params::text,
                COALESCE(host(k.origin_ip), ''), k.payment_idempotency_key, k.response_code,
-               COALESCE(k.response_body, CASE WHEN k.response_code = 201 THEN (
-                       SELECT rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon,
-                                                 r.stripe_charge_id, r.created_at)
-                       FROM rides r WHERE r.idempotency_key_id = k.id) END),
+               COALESCE(k.response_body, CASE WHEN k.response_code IS NOT NULL
+                                              THEN idem_stored_answer(k.id, k.response_renderer) END),
                k.request_method = p_method AND k.request_path = p_path AND k.request_params = p_params,
                k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => p_lock_timeout)
         FROM idempotency_keys k

@@ -57,15 +57,13 @@ BEGIN
     -- The key exists: this statement's snapshot is newer than the insert's (READ COMMITTED), so it
     -- sees the row the insert conflicted with. No row: that row was deleted meanwhile (the reaper,
     -- or a rolled-back insert); the caller asks again. A finished 201 stored without its body
-    -- (rides_record_charge_and_finish, issue 31) is rendered back from the key's ride, the one
-    -- lookup only such a replay pays.
+    -- (sql/013) is rendered back by the renderer the key names (idem_stored_answer, sql/019), the
+    -- one lookup only such a replay pays.
     RETURN QUERY
     SELECT false, k.id, k.user_id, k.recovery_point, k.lock_token::text, k.request_params::text,
            COALESCE(host(k.origin_ip), ''), k.payment_idempotency_key, k.response_code,
-           COALESCE(k.response_body, CASE WHEN k.response_code = 201 THEN (
-                   SELECT rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon,
-                                             r.stripe_charge_id, r.created_at)
-                   FROM rides r WHERE r.idempotency_key_id = k.id) END),
+           COALESCE(k.response_body, CASE WHEN k.response_code IS NOT NULL
+                                          THEN idem_stored_answer(k.id, k.response_renderer) END),
            k.request_method = p_method AND k.request_path = p_path AND k.request_params = p_params,
            k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => p_lock_timeout),
            NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,

@@ -76,10 +76,8 @@ BEGIN
     -- Keys that existed before this statement, as rides_create_with_key's second branch reads them.
     SELECT q.ordinal::int, NULL::text, false, k.id, k.user_id, k.recovery_point, k.lock_token::text, k.request_params::text,
            COALESCE(host(k.origin_ip), ''), k.payment_idempotency_key, k.response_code,
-           COALESCE(k.response_body, CASE WHEN k.response_code = 201 THEN (
-               SELECT rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon,
-                                         r.stripe_charge_id, r.created_at)
-               FROM rides r WHERE r.idempotency_key_id = k.id) END),
+           COALESCE(k.response_body, CASE WHEN k.response_code IS NOT NULL
+                                          THEN idem_stored_answer(k.id, k.response_renderer) END),
            k.request_method = q.method AND k.request_path = q.path AND k.request_params = q.params,
            k.locked_at IS NOT NULL AND k.locked_at >= now() - make_interval(secs => q.lock_timeout),
            NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,

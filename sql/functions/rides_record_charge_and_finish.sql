@@ -7,9 +7,10 @@
 -- Its parts see one snapshot, so they are chained by what they return: no finish, no ride update;
 -- no ride update, no job. The checks come after it and roll all of it back: RR001 when the lock is
 -- no longer ours (nothing was written), RR002 when the key has no ride.
--- The 201 is stored as NULL when it is exactly rides_created_body of the ride charged here (issue
--- 31: a smaller final row version); the readers of a finished key's body render it back. Any other
--- body, or any other code, is stored as given. The ride is read by its key in the same snapshot,
+-- The 201 is stored as NULL when it is exactly rides_created_body_v1 of the ride charged here (issue
+-- 31: a smaller final row version), with renderer 1 (sql/019: the one registered for that
+-- function), which the readers of a finished key's body render it back with. Any other body, or
+-- any other code, is stored as given. The ride is read by its key in the same snapshot,
 -- before the charge id is set on it: the rendering takes p_charge_id, which the chain sets.
 CREATE OR REPLACE FUNCTION rides_record_charge_and_finish(p_key_id bigint, p_lock_token uuid, p_charge_id text,
                                                           p_amount bigint, p_currency text, p_user_id bigint,
@@ -23,12 +24,13 @@ BEGIN
     WITH finished AS (
         UPDATE idempotency_keys k
         SET recovery_point = 'finished', response_code = p_response_code,
-            response_body = CASE WHEN p_response_code = 201 AND p_response_body = (
-                                      SELECT rides_created_body(r.id, r.origin_lat, r.origin_lon, r.target_lat,
-                                                                r.target_lon, p_charge_id, r.created_at)
-                                      FROM rides r
-                                      WHERE r.idempotency_key_id = p_key_id)
-                                 THEN NULL ELSE p_response_body END,
+            (response_body, response_renderer) = (
+                SELECT CASE WHEN m.rendered THEN NULL ELSE p_response_body END, CASE WHEN m.rendered THEN 1::smallint END
+                FROM (SELECT p_response_code = 201 AND p_response_body = (
+                                 SELECT rides_created_body_v1(r.id, r.origin_lat, r.origin_lon, r.target_lat,
+                                                              r.target_lon, p_charge_id, r.created_at)
+                                 FROM rides r
+                                 WHERE r.idempotency_key_id = p_key_id) AS rendered) m),
             locked_at = NULL, lock_token = NULL, last_run_at = now()
         WHERE k.id = p_key_id AND k.lock_token = p_lock_token
         RETURNING k.id

@@ -1,6 +1,6 @@
 -- The finishing phases of many new keys in one statement and one commit (issue 31, point 2:
 -- coalesced commits). Each request is what rides_record_charge_and_finish does for one: its 201
--- stored (NULL when it is rides_created_body of its ride) and its key finished and unlocked,
+-- stored (NULL with renderer 1 when it is rides_created_body_v1 of its ride) and its key finished and unlocked,
 -- fenced by its lock token, its ride's charge recorded on the ride and in the provider ledger
 -- (sql/016) and its receipt staged. Where the single
 -- function raises after writing and rolls back, this one checks each request before writing and
@@ -35,16 +35,19 @@ BEGIN
         -- Each request's ride, read by its key in this snapshot before the charge id is set on it,
         -- and whether the ledger would refuse its charge.
         SELECT q.*, r.id AS ride_id,
-               CASE WHEN q.response_code = 201 AND q.response_body = rides_created_body(
-                        r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, q.charge_id, r.created_at)
-                    THEN NULL ELSE q.response_body END AS stored_body,
+               CASE WHEN m.rendered THEN NULL ELSE q.response_body END AS stored_body,
+               CASE WHEN m.rendered THEN 1::smallint END AS stored_renderer,
                EXISTS (SELECT 1 FROM provider_charges c WHERE c.stripe_charge_id = q.charge_id)
                    OR EXISTS (SELECT 1 FROM provider_charges c WHERE c.ride_id = r.id)
                    OR row_number() OVER (PARTITION BY q.charge_id ORDER BY q.ordinal) > 1 AS refused
         FROM request q JOIN rides r ON r.idempotency_key_id = q.key_id
+        CROSS JOIN LATERAL (SELECT q.response_code = 201 AND q.response_body = rides_created_body_v1(
+                                r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, q.charge_id, r.created_at)
+                                AS rendered) m
     ), finished AS (
         UPDATE idempotency_keys k
         SET recovery_point = 'finished', response_code = t.response_code, response_body = t.stored_body,
+            response_renderer = t.stored_renderer,
             locked_at = NULL, lock_token = NULL, last_run_at = now()
         FROM target t
         WHERE k.id = t.key_id AND k.lock_token = t.lock_token AND NOT t.refused

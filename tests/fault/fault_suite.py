@@ -2296,12 +2296,12 @@ class Suite:
     def check(self):
         findings = collections.defaultdict(list)
         # The body as a replay from the database answers it: a ride's 201 is stored as NULL when it
-        # is rides_created_body of the key's ride (issue 31), which every reader renders back.
+        # is rides_created_body_v1 of the key's ride, which every reader renders back through the
+        # renderer the key names (sql/019).
         keys = self.servers.psql_json(
             "SELECT id, user_id, idempotency_key, recovery_point, locked_at IS NOT NULL AS locked, response_code, "
-            "COALESCE(response_body, CASE WHEN response_code = 201 THEN (SELECT rides_created_body(r.id, "
-            "r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, r.stripe_charge_id, r.created_at) "
-            "FROM rides r WHERE r.idempotency_key_id = k.id) END) AS response_body, "
+            "COALESCE(response_body, CASE WHEN response_code IS NOT NULL "
+            "THEN idem_stored_answer(k.id, k.response_renderer) END) AS response_body, "
             "payment_idempotency_key, request_path, host(origin_ip) AS origin_ip FROM idempotency_keys k")
         rides = self.servers.psql_json(
             "SELECT id, idempotency_key_id, stripe_charge_id, user_id, cancelled_at IS NOT NULL AS cancelled, "

@@ -1,12 +1,13 @@
--- The ride-creation 201 body (issue 31), byte for byte what common/rides/ride_response.cpp's
--- ride_created_body writes for a ride not yet cancelled nor refunded, from the ride's columns with
--- rides_view_of's expressions. rides_record_charge_and_finish stores a NULL body instead of the
--- 201 when the body it is given equals this rendering of the ride it charged, and every reader of
--- a finished key's body renders it again from the key's ride: a finished key row of ~300 bytes
--- instead of ~480, so the key's final update (written whole to WAL) is smaller and HOT finds room
--- on its page more often. A body that differs (another binary's rendering, a session whose float
--- output differs) is stored verbatim, so a replay never depends on this function being right,
--- only on it being the same at the finish and at every later read.
+-- Released renderer 1 of the ride-creation 201 (sql/019), frozen: this file never changes, as a
+-- change would change the replay of every key finished with it (tests/golden/rides_created_v1
+-- holds its bytes, tests/golden/released_renderers.sha256 this file's checksum). A different
+-- rendering is a new file, rides_created_body_v2, registered as a new renderer beside this one.
+-- Byte for byte what common/rides/ride_response.cpp's ride_created_body wrote when it was released,
+-- for a ride not yet cancelled nor refunded, from the ride's columns with rides_view_of's
+-- expressions. The finish stores a NULL body instead of the 201 when the body it is given equals
+-- this rendering of the ride it charged; a body that differs (another binary's rendering, a
+-- session whose float output differs) is stored verbatim, so a replay never depends on this
+-- function being right, only on it being the same at the finish and at every later read.
 --
 -- That is why extra_float_digits is pinned: float8 text follows the session's setting (any value
 -- above 0 gives the shortest exact digits, PostgreSQL's default since 12; 0 or less rounds), and a
@@ -16,9 +17,9 @@
 -- JSON strings as RapidJSON's Writer escapes them: '"', '\' and the control characters, with
 -- \b \t \n \f \r by name and the others as \u00XX in upper-case hex (to_json writes lower-case,
 -- so a charge id holding one of those is escaped a character at a time; the common one is not).
-CREATE OR REPLACE FUNCTION rides_created_body(p_id bigint, p_origin_lat numeric, p_origin_lon numeric,
-                                              p_target_lat numeric, p_target_lon numeric, p_stripe_charge_id text,
-                                              p_created_at timestamptz)
+CREATE OR REPLACE FUNCTION rides_created_body_v1(p_id bigint, p_origin_lat numeric, p_origin_lon numeric,
+                                                 p_target_lat numeric, p_target_lon numeric, p_stripe_charge_id text,
+                                                 p_created_at timestamptz)
 RETURNS text
 LANGUAGE plpgsql STABLE
 SET extra_float_digits = 1
