@@ -59,10 +59,13 @@ fail() {
 }
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
 # As the daemons' user with the installed env file, as the units run them (EnvironmentFile=).
-# Numeric ids: the names exist only inside the root.
-as_daemon() {
-  chroot --userspec="$(in_root id -u rocket-rides):$(in_root id -g rocket-rides)" "$root" /usr/bin/env -i PATH=/usr/bin:/bin /bin/sh -c \
-    'set -a; . /etc/rocket-rides/rocket-rides.env; set +a; exec "$@"' sh "$@"
+# "${as_daemon[@]}" COMMAND...: one process (chroot, then env, sh and the command each exec the
+# next), so that the pid of `"${as_daemon[@]}" ... &` is the daemon's. Numeric ids: the names exist
+# only inside the root. Set once the package has created the user.
+as_daemon=()
+set_as_daemon() {
+  as_daemon=(chroot --userspec="$(in_root id -u rocket-rides):$(in_root id -g rocket-rides)" "$root"
+    /usr/bin/env -i PATH=/usr/bin:/bin /bin/sh -c 'set -a; . /etc/rocket-rides/rocket-rides.env; set +a; exec "$@"' sh)
 }
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -91,7 +94,9 @@ tools_deb=$packages/rocket-rides-tools_${version}_amd64.deb
 
 # 2. lintian: no error, no warning left unexplained.
 step "lintian"
-if ! lintian --fail-on error,warning --info "$packages/rocket-rides_${version}_amd64.changes" >"$work/lintian.log" 2>&1; then
+changes=$packages/rocket-rides_${version}_amd64.changes
+[[ -f $changes ]] || changes=""
+if ! lintian --fail-on error,warning --info ${changes:-"$deb" "$tools_deb"} >"$work/lintian.log" 2>&1; then
   cat "$work/lintian.log"
   fail "lintian reports errors or warnings without an override"
 fi
@@ -156,20 +161,27 @@ for path in /usr/bin/rocket-rides-api /usr/bin/rocket-rides-enqueuer /usr/bin/ro
   grep -qx "$path" <<<"$listed" || fail "dpkg -L rocket-rides lacks $path"
 done
 grep -q 'stripe-mock\|simulator' <<<"$listed" && fail "rocket-rides ships the stand-in provider or the simulator"
-in_root dpkg -L rocket-rides-tools | grep -qx /usr/bin/rocket-rides-stripe-mock || fail "rocket-rides-tools lacks the stand-in"
+# Whole outputs in variables, never `producer | grep -q` (grep's early exit fails the producer).
+tools_listed=$(in_root dpkg -L rocket-rides-tools)
+grep -qx /usr/bin/rocket-rides-stripe-mock <<<"$tools_listed" || fail "rocket-rides-tools lacks the stand-in"
 grep -qx /etc/rocket-rides/rocket-rides.env <<<"$(in_root cat /var/lib/dpkg/info/rocket-rides.conffiles)" ||
   fail "/etc/rocket-rides/rocket-rides.env is not a conffile"
 mode=$(in_root stat -c '%a %U:%G' /etc/rocket-rides/rocket-rides.env)
 [[ $mode == "640 root:rocket-rides" ]] || fail "the conffile is $mode, not 640 root:rocket-rides"
 in_root getent passwd rocket-rides >/dev/null || fail "no user rocket-rides"
+set_as_daemon
 [[ -L $root/etc/systemd/system/multi-user.target.wants/rocket-rides.target &&
   -L $root/etc/systemd/system/rocket-rides.target.wants/rocket-rides-api.service ]] ||
   fail "rocket-rides.target is not enabled, or the API not wanted by it"
 [[ ! -e $root/etc/systemd/system/timers.target.wants/rocket-rides-backup.timer ]] ||
   fail "the backup timer is enabled by the install (it needs pgBackRest set up first)"
 for page in rocket-rides-api rocket-rides-reaper; do
-  usage=$(in_root "/usr/bin/$page" --help | grep -m1 '^Usage:' | sed 's/^Usage: //')
-  zcat "$root/usr/share/man/man1/$page.1.gz" | grep -qF -- "${usage%% *}" || fail "the manual page of $page does not show its usage"
+  help=$(in_root "/usr/bin/$page" --help)
+  manual=$(zcat "$root/usr/share/man/man1/$page.1.gz")
+  for option in --help --version; do
+    grep -q -- "$option" <<<"$help" || fail "$page --help does not name $option"
+    grep -qF -- "${option//-/\\-}" <<<"$manual" || fail "the manual page of $page lacks $option, which --help shows"
+  done
 done
 
 step "systemd-analyze verify and security on the installed units"
@@ -200,13 +212,13 @@ env_file=$root/etc/rocket-rides/rocket-rides.env
 edited=$(sed -e "s|^DATABASE_URL=\$|DATABASE_URL=$database_url|" -e "s|^STRIPE_API_KEY=\$|STRIPE_API_KEY=sk_test_package|" \
   -e "s|^#STRIPE_API_BASE=.*|STRIPE_API_BASE=http://127.0.0.1:$mock_port|" -e "s|^#PORT=.*|PORT=$api_port|" "$env_file")
 printf '%s\n' "$edited" >"$env_file" # in place: the file keeps its mode and owner
-as_daemon /usr/bin/rocket-rides-api migrate >"$work/migrate.log" 2>&1 || {
+"${as_daemon[@]}" /usr/bin/rocket-rides-api migrate >"$work/migrate.log" 2>&1 || {
   cat "$work/migrate.log"
   fail "the installed rocket-rides-api migrate failed"
 }
-token=$(as_daemon /usr/bin/rocket-rides-api user create --email package@example.com --stripe-customer cus_package 2>>"$work/migrate.log") ||
+token=$("${as_daemon[@]}" /usr/bin/rocket-rides-api user create --email package@example.com --stripe-customer cus_package 2>>"$work/migrate.log") ||
   fail "user create failed: $(cat "$work/migrate.log")"
-as_daemon /usr/bin/rocket-rides-api >"$work/api.log" 2>&1 &
+"${as_daemon[@]}" /usr/bin/rocket-rides-api >"$work/api.log" 2>&1 &
 api_pid=$!
 started_pids+=($api_pid)
 for _ in $(seq 100); do
@@ -215,7 +227,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 status=$(curl -s -o "$work/ride.json" -w '%{http_code}' -X POST "http://127.0.0.1:$api_port/rides" \
-  -H "Authorization: Bearer $token" -H "Idempotency-Key: package-test-$$" \
+  -H "Authorization: Bearer $token" -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" \
   -d origin_lat=37.7749 -d origin_lon=-122.4194 -d target_lat=37.8044 -d target_lon=-122.2712)
 [[ $status == 201 ]] || fail "POST /rides answered $status: $(cat "$work/ride.json"); API log: $(tail -5 "$work/api.log")"
 kill -TERM "$api_pid"
@@ -227,7 +239,7 @@ newer=$version.1
 rm -rf "$work/repack"
 dpkg-deb -R "$deb" "$work/repack"
 sed -i "s/^Version: .*/Version: $newer/" "$work/repack/DEBIAN/control"
-dpkg-deb -b "$work/repack" "$root/tmp/rocket-rides_${newer}_amd64.deb" >/dev/null
+dpkg-deb -Zgzip -z1 -b "$work/repack" "$root/tmp/rocket-rides_${newer}_amd64.deb" >/dev/null
 rm -rf "$work/repack"
 in_root apt-get install -y -qq "/tmp/rocket-rides_${newer}_amd64.deb" >"$work/upgrade.log" 2>&1 || {
   cat "$work/upgrade.log"
@@ -237,7 +249,8 @@ in_root apt-get install -y -qq "/tmp/rocket-rides_${newer}_amd64.deb" >"$work/up
 grep -qx "DATABASE_URL=$database_url" "$env_file" || fail "the upgrade lost the edited DATABASE_URL"
 mode=$(in_root stat -c '%a %U:%G' /etc/rocket-rides/rocket-rides.env)
 [[ $mode == "640 root:rocket-rides" ]] || fail "after the upgrade the conffile is $mode"
-ls "$root/etc/rocket-rides" | grep -q 'dpkg-' && fail "the upgrade left $(ls "$root/etc/rocket-rides")"
+leftover=$(ls "$root/etc/rocket-rides")
+[[ $leftover == rocket-rides.env ]] || fail "after the upgrade /etc/rocket-rides holds: $leftover"
 
 # 6. Purge, then nothing of the packages is left.
 step "purging"
