@@ -6,11 +6,43 @@
 #include "api/admin_commands.hpp"
 #include "api/serve.hpp"
 #include "common/base/log.hpp"
+#include "common/cli/program_info.hpp"
 #include "common/cli/run_main.hpp"
 
+namespace {
+
+constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-api", "the Rocket Rides HTTP API and its operator commands",
+                                        R"(Usage: rocket-rides-api
+  or:  rocket-rides-api migrate
+  or:  rocket-rides-api user create --email E --stripe-customer C
+  or:  rocket-rides-api user token --email E [--list | --revoke TOKEN_PREFIX] [--json]
+  or:  rocket-rides-api keys show (--email E --key K | --id N) [--body] [--json]
+  or:  rocket-rides-api keys list --unfinished [--older-than SECONDS] [--limit N] [--json]
+  or:  rocket-rides-api keys unlock --id N [--force] [--json]
+  or:  rocket-rides-api archive list [--since TIMESTAMP|DURATION] [--limit N] [--json]
+  or:  rocket-rides-api reconcile --since TIME [--until TIME] [--dry-run]
+
+Without arguments, serves the HTTP API on BIND_ADDRESS:PORT until SIGTERM, which drains for
+SHUTDOWN_DRAIN seconds and then finishes in-flight requests within SHUTDOWN_TIMEOUT.
+migrate applies the database schema compiled into the binary; the other subcommands are the
+operator commands (users and tokens, idempotency keys, the archive, reconciliation against the
+payment provider).
+
+Options:
+  --help     print this help and exit
+  --version  print the version and exit
+
+Environment:
+  Settings are read from the environment only; under systemd from
+  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.
+)"};
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (auto answered = rr::cli::answer_version_or_help(argc, argv, kProgram)) return *answered;
   std::vector<std::string> args(argv + 1, argv + argc);
-  return rr::cli::run_main("rocket-rides-api", [&]() -> int {
+  return rr::cli::run_main(kProgram.name, [&]() -> int {
     if (args.empty()) return rr::api::run_server();
     // Subcommands print their result on stdout, so their log lines go to stderr.
     rr::log::use_stderr();

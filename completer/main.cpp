@@ -1,6 +1,7 @@
 // rocket-rides-completer: finishes requests whose clients went away, through the API's own workflow
 // code (common/maintenance/completer.hpp). `--once` drains what is eligible now and exits; the rest
 // of the daemon (signals, the loop, METRICS_PORT) is the shared skeleton, common/daemon/daemon_main.hpp.
+#include "common/cli/program_info.hpp"
 #include "common/daemon/daemon_main.hpp"
 #include "common/maintenance/completer.hpp"
 #include "common/maintenance/completer_reconciliation.hpp"
@@ -47,9 +48,27 @@ class CompleterWorker final : public rr::daemon::Worker {
   rr::maintenance::CompleterReconciliation reconciliation_;
 };
 
+constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-completer", "finishes requests whose clients went away",
+                                        R"(Usage: rocket-rides-completer [--once]
+
+Drives idempotency keys left unfinished for COMPLETER_MIN_AGE seconds to completion through the
+API's own phases, and reconciles a sliding window against the payment provider.
+Runs until SIGTERM, which finishes in-flight work within SHUTDOWN_TIMEOUT.
+
+Options:
+  --once     do the work there is now, then exit (for cron, scripts and tests)
+  --help     print this help and exit
+  --version  print the version and exit
+
+Environment:
+  Settings are read from the environment only; under systemd from
+  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.
+)"};
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (auto answered = rr::cli::answer_version_or_help(argc, argv, kProgram)) return *answered;
   return rr::daemon::daemon_main<rr::maintenance::CompleterSettings, CompleterWorker>(
-      argc, argv, {"rocket-rides-completer", "completer"});
+      argc, argv, {std::string(kProgram.name), "completer"});
 }

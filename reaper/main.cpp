@@ -1,6 +1,7 @@
 // rocket-rides-reaper: deletes idempotency keys past the horizon in short batches, archiving the
 // unfinished ones (common/maintenance/reaper.hpp). `--once` reaps until no full batch remains; the
 // rest of the daemon is the shared skeleton, common/daemon/daemon_main.hpp.
+#include "common/cli/program_info.hpp"
 #include "common/daemon/daemon_main.hpp"
 #include "common/maintenance/reaper.hpp"
 #include "common/maintenance/reaper_settings.hpp"
@@ -29,9 +30,28 @@ class ReaperWorker final : public rr::daemon::Worker {
   rr::maintenance::Reaper reaper_;
 };
 
+constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-reaper",
+                                        "deletes old idempotency keys, archiving unfinished ones",
+                                        R"(Usage: rocket-rides-reaper [--once]
+
+Deletes idempotency keys older than REAPER_MAX_AGE seconds (72 hours) in small batches,
+archiving the ones that never finished, and the rider pages' expired sessions.
+Runs until SIGTERM, which finishes in-flight work within SHUTDOWN_TIMEOUT.
+
+Options:
+  --once     do the work there is now, then exit (for cron, scripts and tests)
+  --help     print this help and exit
+  --version  print the version and exit
+
+Environment:
+  Settings are read from the environment only; under systemd from
+  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.
+)"};
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (auto answered = rr::cli::answer_version_or_help(argc, argv, kProgram)) return *answered;
   return rr::daemon::daemon_main<rr::maintenance::ReaperSettings, ReaperWorker>(argc, argv,
-                                                                                {"rocket-rides-reaper", "reaper"});
+                                                                                {std::string(kProgram.name), "reaper"});
 }

@@ -30,6 +30,9 @@ PACKAGES=(
   # Fuzzing (scripts/fuzz.sh, the fuzz_build and fuzz_run_* tests): clang 14, libFuzzer's runtime
   # (only recommended by libclang-common-14-dev, so named here), llvm-cov-14 and llvm-profdata-14.
   clang-14 libclang-rt-14-dev llvm-14
+  # The Debian packages (debian/, tests/package_test.sh, CTest label `package`): the package build,
+  # the manual pages from --help, lintian, and the throw-away Debian root the packages install into.
+  debhelper help2man lintian debootstrap
   # bench/api_bench.sh only: a throwaway nginx answers the API's replay bytes beside the API.
   # Where systemd runs, its unit starts nginx on :80; stop or mask it if that is unwanted.
   nginx-light

@@ -5,13 +5,36 @@
 
 #include "common/base/log.hpp"
 #include "common/cli/exit_codes.hpp"
+#include "common/cli/program_info.hpp"
 #include "common/cli/run_main.hpp"
 #include "common/http/server.hpp"
 #include "common/stripe_mock/config.hpp"
 #include "common/stripe_mock/mock.hpp"
 
-int main() {
-  return rr::cli::run_main("rocket-rides-stripe-mock", [] {
+namespace {
+
+constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-stripe-mock",
+                                        "a local stand-in for the payment provider, for development and tests",
+                                        R"(Usage: rocket-rides-stripe-mock
+
+Serves Stripe's charges and refunds API (its wire format, idempotency keys, declines, refunds)
+on BIND_ADDRESS:PORT, with fault injection (MOCK_FAILURE_RATE, MOCK_LATENCY_MS, MOCK_DROP_RATE),
+until SIGINT or SIGTERM. Not for production: it charges nobody.
+
+Options:
+  --help     print this help and exit
+  --version  print the version and exit
+
+Environment:
+  PORT, BIND_ADDRESS, STRIPE_API_KEY (unset: any bearer token), MOCK_FAILURE_RATE,
+  MOCK_LATENCY_MS, MOCK_DROP_RATE, MOCK_MAX_IDEMPOTENCY_KEYS, MOCK_SEED.
+)"};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (auto answered = rr::cli::answer_version_or_help(argc, argv, kProgram)) return *answered;
+  return rr::cli::run_main(kProgram.name, [] {
     auto config = rr::stripe_mock::MockConfig::from_env(rr::config::Environment::process());
 
     // Blocked before any thread starts, so every thread inherits the mask and sigwait sees them.
