@@ -66,8 +66,12 @@ RecordedFingerprint check_provider_key_fingerprint(pqxx::connection_base& conn, 
 }
 
 void check_provider_key_at_start(const config::DatabaseSettings& database, const config::PaymentSettings& payment) {
-  db::Connection conn(database.url);
-  auto recorded = check_provider_key_fingerprint(conn, payment.provider_key_secret, database.session.statement_timeout);
+  RecordedFingerprint recorded;
+  {
+    // Closed before the line below: whoever watches for it finds only the process's own sessions.
+    db::Connection conn(database.url);
+    recorded = check_provider_key_fingerprint(conn, payment.provider_key_secret, database.session.statement_timeout);
+  }
   log::info("PROVIDER_KEY_SECRET matches the deployment's fingerprint",
             {{"fingerprint", recorded.fingerprint.substr(0, 12)},
              {"recorded_at", recorded.recorded_at},
