@@ -1,5 +1,5 @@
-// rocket-rides-api: the HTTP API, plus the operator subcommands `migrate`, `user`, `keys`, `archive` and
-// `reconcile`.
+// rocket-rides-api: the HTTP API, plus the operator subcommands `migrate`, `user`, `keys`, `archive`,
+// `reconcile` and `rotate-provider-key`.
 #include <string>
 #include <vector>
 
@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
     if (args[0] == "keys") return rr::api::run_keys_command(args);
     if (args[0] == "archive") return rr::api::run_archive_command(args);
     if (args[0] == "reconcile") return rr::api::run_reconcile_command(args);
-    throw rr::cli::UsageError("unknown subcommand \"" + args[0] +
-                              "\" (expected no argument to serve, migrate, user, keys, archive or reconcile)");
+    if (args[0] == "rotate-provider-key") return rr::api::run_rotate_provider_key_command(args);
+    throw rr::cli::UsageError(
+        "unknown subcommand \"" + args[0] +
+        "\" (expected no argument to serve, migrate, user, keys, archive, reconcile or rotate-provider-key)");
   });
 }

@@ -12,6 +12,7 @@
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
 #include "common/db/connection_pool.hpp"
+#include "common/payments/provider_key_fingerprint.hpp"
 #include "common/payments/provider_listing.hpp"
 #include "common/payments/stripe_client.hpp"
 #include "common/reconciliation/reconcile_settings.hpp"
@@ -50,6 +51,8 @@ int run_reconcile_command(const std::vector<std::string>& args) {
   auto database = config::DatabaseSettings::from_env(env);
   auto payment = config::PaymentSettings::from_env(env);
   auto settings = reconciliation::ReconcileSettings::from_env(env);
+  // It derives provider keys to match charges and refunds: with another secret it would match none.
+  payments::check_provider_key_at_start(database, payment);
   db::ConnectionPool pool(database.url, database.session, 1, std::chrono::seconds(10));
   payments::ProviderListing listing(payment);
   payments::StripeClient provider(payment);

@@ -19,6 +19,7 @@
 #include "common/daemon/systemd_notify.hpp"
 #include "common/http/client.hpp"
 #include "common/http/server.hpp"
+#include "common/payments/provider_key_fingerprint.hpp"
 
 namespace rr::api {
 namespace {
@@ -88,6 +89,8 @@ int run_server() {
   // here SHUTDOWN_TIMEOUT bounds the wait for in-flight requests after the drain, below.
   daemon::install_stop_handlers(std::chrono::milliseconds{0}, kSecondSignalLine);
   daemon::block_stop_signals();
+  // Before listening: an API whose PROVIDER_KEY_SECRET is not the deployment's must never charge.
+  payments::check_provider_key_at_start(settings.database, settings.payment);
 
   App app(settings);
   http::ServerOptions options;

@@ -6,6 +6,7 @@
 #include "common/maintenance/completer.hpp"
 #include "common/maintenance/completer_reconciliation.hpp"
 #include "common/maintenance/completer_settings.hpp"
+#include "common/payments/provider_key_fingerprint.hpp"
 
 namespace {
 
@@ -17,7 +18,8 @@ constexpr std::chrono::seconds kCheckoutTimeout{10};
 class CompleterWorker final : public rr::daemon::Worker {
  public:
   explicit CompleterWorker(const rr::maintenance::CompleterSettings& settings)
-      : pool_(settings.database.url, settings.database.session, kPoolSize, kCheckoutTimeout),
+      : provider_key_checked_(check_provider_key(settings)),
+        pool_(settings.database.url, settings.database.session, kPoolSize, kCheckoutTimeout),
         stripe_(settings.payment),
         options_(with_stop(settings.completer_options())),
         enqueuer_wakeup_(rr::jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
@@ -35,11 +37,18 @@ class CompleterWorker final : public rr::daemon::Worker {
   }
 
  private:
+  // Before anything else: a completer whose PROVIDER_KEY_SECRET is not the deployment's would
+  // retry charges under other provider keys (common/payments/provider_key_fingerprint.hpp).
+  static bool check_provider_key(const rr::maintenance::CompleterSettings& settings) {
+    rr::payments::check_provider_key_at_start(settings.database, settings.payment);
+    return true;
+  }
   static rr::maintenance::CompleterOptions with_stop(rr::maintenance::CompleterOptions options) {
     options.stop_requested = rr::daemon::stop_requested;
     return options;
   }
 
+  bool provider_key_checked_;
   rr::db::ConnectionPool pool_;
   rr::payments::StripeClient stripe_;
   rr::maintenance::CompleterOptions options_;

@@ -12,12 +12,66 @@ those 15 s was gone (rewound away). Patroni 3.0.3 fixed it (patroni/patroni#2689
 key is only written if it still holds this member's name or does not exist, in one etcd
 transaction. This file applies that same compare-and-put to 3.0.2 and runs Patroni unchanged
 otherwise; on any other version it changes nothing. Remove it once Patroni >= 3.0.3 is deployed.
+
+A version string is not the code: a Debian update that patched 3.0.2's _update_leader without
+changing the version would have this fix replace code it was not written against. So before
+patching, the source of the function it replaces is hashed (SHA-256 of inspect.getsource, as
+written under its decorator) and compared with the hash of 3.0.2's, below; any other code refuses
+to start, with one line and exit status 3, before Patroni runs. After patching, one line says so.
 """
+import hashlib
+import inspect
 import logging
 import sys
 import time
 
 logger = logging.getLogger('patroni.dcs.etcd3')
+
+PATCHED_VERSION = '3.0.2'
+# SHA-256 of inspect.getsource(Etcd3._update_leader) in Patroni 3.0.2 (Debian 12's 3.0.2-1).
+EXPECTED_SOURCE_SHA256 = 'f929a8bc9ee48cfa2fc52a909dac4ae2ec4db14cda01c354cd16f254dc69d2f3'
+EXIT_UNEXPECTED_CODE = 3
+
+
+class UnexpectedCode(Exception):
+    """The function the fix replaces is not the one it was written against."""
+
+
+def _undecorated(function):
+    # 3.0.2 wraps _update_leader in catch_return_false_exception, whose wrapper keeps the function
+    # in its closure (no functools.wraps, so no __wrapped__): the source that matters is inside.
+    seen = set()
+    while id(function) not in seen:
+        seen.add(id(function))
+        inner = getattr(function, '__wrapped__', None)
+        if inner is None:
+            cells = [c.cell_contents for c in (getattr(function, '__closure__', None) or ())]
+            functions = [c for c in cells if inspect.isfunction(c)]
+            inner = functions[0] if len(functions) == 1 and functions[0].__name__ == '_update_leader' else None
+        if inner is None:
+            return function
+        function = inner
+    return function
+
+
+def replaced_source_sha256():
+    """SHA-256 of the installed Etcd3._update_leader's source, the code the fix replaces."""
+    from patroni.dcs import etcd3
+    try:
+        source = inspect.getsource(_undecorated(etcd3.Etcd3._update_leader))
+    except (OSError, TypeError) as e:  # no source to compare: as unknown as other code
+        return 'no source (%s)' % e
+    return hashlib.sha256(source.encode('utf-8')).hexdigest()
+
+
+def check_replaced_code(version):
+    found = replaced_source_sha256()
+    if found != EXPECTED_SOURCE_SHA256:
+        raise UnexpectedCode(
+            'patroni-run: refusing to start: Patroni %s has an Etcd3._update_leader other than the one the '
+            'leader-key fix was written for (expected sha256 %s, found %s); check deploy/patroni-run.py '
+            'against the installed Patroni' % (version, EXPECTED_SOURCE_SHA256, found))
+    return found
 
 
 def _fix_etcd3_leader_put():
@@ -67,13 +121,31 @@ def _fix_etcd3_leader_put():
         return bool(self._lease)
 
     etcd3.Etcd3._put_leader_if_ours = _put_leader_if_ours
-    etcd3.Etcd3._update_leader = _update_leader
+    # Decorated as 3.0.2's is: an etcd error while refreshing the lease is "not the leader"
+    # (False), not an exception out of the HA loop.
+    etcd3.Etcd3._update_leader = etcd3.catch_return_false_exception(_update_leader)
+
+
+def patch(version, stream=sys.stderr):
+    """Applies the fix to `version` (only 3.0.2) after checking the code it replaces; says so."""
+    if version != PATCHED_VERSION:
+        return False
+    found = check_replaced_code(version)
+    _fix_etcd3_leader_put()
+    stream.write('patroni-run: patched Patroni %s: Etcd3._update_leader (sha256 %s) writes the leader key '
+                 'with a compare-and-put\n' % (version, found))
+    stream.flush()
+    return True
 
 
 def main():
     from patroni.version import __version__
-    if __version__ == '3.0.2':
-        _fix_etcd3_leader_put()
+    try:
+        patch(__version__)
+    except UnexpectedCode as e:
+        sys.stderr.write('%s\n' % e)
+        sys.stderr.flush()
+        return EXIT_UNEXPECTED_CODE
     from patroni.__main__ import main as patroni_main
     return patroni_main()
 

@@ -4,6 +4,7 @@
 
 #include "common/config/environment.hpp"
 #include "common/config/settings.hpp"
+#include "common/db/tcp_keepalives.hpp"
 #include "common/jobs/enqueuer_settings.hpp"
 
 using rr::config::ConfigError;
@@ -65,7 +66,8 @@ BOOST_AUTO_TEST_CASE(every_statement_is_bounded_by_thirty_seconds_unless_told_ot
 
 BOOST_AUTO_TEST_CASE(with_prepared_statements_the_enqueuer_listens_on_database_url) {
   auto config = rr::jobs::EnqueuerSettings::from_env(enqueuer_env({}));
-  BOOST_TEST(config.listen_url == kDatabase);
+  BOOST_TEST(config.listen_url == config.database.url);
+  BOOST_TEST(config.listen_url.starts_with(kDatabase + "?"));
   BOOST_TEST(config.loop.idle_sleep.count() == 5000);
 }
 
@@ -79,7 +81,7 @@ BOOST_AUTO_TEST_CASE(a_direct_url_for_listen_is_used_whatever_the_mode) {
   for (const char* mode : {"on", "off"}) {
     auto config = rr::jobs::EnqueuerSettings::from_env(
         enqueuer_env({{"DATABASE_PREPARED_STATEMENTS", mode}, {"LISTEN_DATABASE_URL", kDirect}}));
-    BOOST_TEST(config.listen_url == kDirect);
+    BOOST_TEST(config.listen_url == rr::db::with_tcp_keepalives(kDirect, std::chrono::seconds(15)));
     BOOST_TEST(config.loop.idle_sleep.count() == 5000);
   }
 }

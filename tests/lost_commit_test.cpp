@@ -159,7 +159,14 @@ BOOST_AUTO_TEST_CASE(another_deployments_secret_gives_the_same_request_other_pro
   lose_ride(ride_field(first.body, "id"));
 
   // The same user id and client key in a deployment with its own secret (which is also what a
-  // secret changed under unfinished requests does: their keys change with it).
+  // secret changed under unfinished requests does: their keys change with it). The API refuses a
+  // secret other than the recorded one until the operator rotates it.
+  auto rotation = run_command({binary("rocket-rides-api"), "rotate-provider-key"},
+                              {{"DATABASE_URL", db.url()},
+                               {"DATABASE_PREPARED_STATEMENTS", db.prepared_statements_setting()},
+                               {"STRIPE_API_KEY", "sk_test_rocket"},
+                               {"PROVIDER_KEY_SECRET", kOtherSecret}});
+  BOOST_TEST_REQUIRE(rotation.exit_code == 0, rotation.out << rotation.err);
   start_api_with_secret(kOtherSecret);
   auto second = api->post_ride(token, key);
   BOOST_TEST_REQUIRE(second.status == 201, second.body);

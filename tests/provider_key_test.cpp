@@ -37,4 +37,13 @@ BOOST_AUTO_TEST_CASE(a_charge_and_a_refund_of_the_same_text_never_share_a_key) {
   BOOST_TEST(charge.substr(6) != refund.substr(6));
 }
 
+// The start-up check's fingerprint (provider_key_fingerprint.hpp): HMAC-SHA256 of a fixed label,
+// computed independently with `openssl dgst -sha256 -hmac SECRET`.
+BOOST_AUTO_TEST_CASE(the_fingerprint_is_the_hmac_of_a_fixed_label_and_never_the_secret) {
+  const std::string fingerprint =
+      rr::payments::provider_key_fingerprint("provider-key-fingerprint-test-0123456789abcdef");
+  BOOST_TEST(fingerprint == "4d4fd1f7b2ab0fef33c9801ddaa6ed1264b7b24ed271f25b7f917b11df0b6b41");
+  BOOST_TEST(rr::payments::provider_key_fingerprint("another-secret") != fingerprint);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -13,4 +13,7 @@ inline constexpr int kExitNothingToDo = 4;
 // Operator subcommands: acting could be unsafe or could hit the wrong thing, so nothing was done
 // (a live lock without --force, an ambiguous token prefix, a lock that changed hands meanwhile).
 inline constexpr int kExitRefused = 5;
+// Start-up self-check: PROVIDER_KEY_SECRET differs from the one the database recorded (rotating it
+// is `rocket-rides-api rotate-provider-key`). Restarting will not help; the setting or the record must change.
+inline constexpr int kExitProviderKeyMismatch = 6;
 }  // namespace rr::cli

@@ -8,6 +8,7 @@
 
 #include "common/base/log.hpp"
 #include "common/cli/exit_codes.hpp"
+#include "common/cli/refused_start.hpp"
 #include "common/config/environment.hpp"
 
 namespace rr::cli {
@@ -23,6 +24,9 @@ int run_main(std::string_view process_name, const std::function<int()>& body) {
   } catch (const config::ConfigError& e) {
     log::error("invalid configuration", {{"variable", e.variable()}, {"problem", e.problem()}});
     return kExitConfig;
+  } catch (const RefusedStart& e) {
+    log::error(e.what());
+    return e.exit_status();
   } catch (const UsageError& e) {
     log::error("usage error", {{"problem", e.what()}});
     return kExitConfig;

@@ -8,7 +8,8 @@
 namespace rr::cli {
 
 // Initializes logging under `process_name`, runs `body`, and maps escaping exceptions to exit
-// statuses: ConfigError and UsageError -> 2 with one line naming the problem, anything else -> 1.
+// statuses: ConfigError and UsageError -> 2 with one line naming the problem, RefusedStart -> its
+// own status with its line, anything else -> 1.
 int run_main(std::string_view process_name, const std::function<int()>& body);
 
 class UsageError : public std::runtime_error {

@@ -1,6 +1,8 @@
 // Parsing of the shared settings; defaults follow the design.
 #include "common/config/settings.hpp"
 
+#include "common/config/database_tcp.hpp"
+
 namespace rr::config {
 
 DatabaseSettings DatabaseSettings::from_env(const Environment& env) {
@@ -9,6 +11,7 @@ DatabaseSettings DatabaseSettings::from_env(const Environment& env) {
   settings.session.statements =
       env.on_off("DATABASE_PREPARED_STATEMENTS", true) ? db::StatementMode::prepared : db::StatementMode::unnamed;
   settings.session.statement_timeout = env.seconds("DATABASE_STATEMENT_TIMEOUT", 30, 0, 86400);
+  settings.url = with_database_tcp_settings(env, settings.url);
   return settings;
 }
 

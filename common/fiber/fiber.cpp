@@ -7,6 +7,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <memory>
 #include <thread>
 
@@ -52,7 +55,25 @@ Context* current() { return running; }
 
 namespace detail {
 
-void set_current(Context* context) { running = context; }
+// suspended() (fiber_context.hpp) clears the current fiber right before every suspension, and is
+// the only caller that clears a running one (a fiber that ends clears it itself, below): where
+// debug and sanitized builds (no NDEBUG) check fiber.hpp's rule. The runtime's stack of exceptions
+// being handled is per thread, so a fiber suspended in a catch clause corrupts another fiber's
+// handler only some of the time; ending the process at the suspension, with one line, makes the
+// broken rule fail every time, where it was broken.
+void set_current(Context* context) {
+#ifndef NDEBUG
+  if (context == nullptr && running != nullptr &&
+      (std::current_exception() != nullptr || std::uncaught_exceptions() > 0)) {
+    std::fprintf(stderr,
+                 "level=fatal msg=\"a fiber suspended %s: another fiber on this thread would corrupt the "
+                 "exception being handled\"\n",
+                 std::current_exception() != nullptr ? "inside a catch clause" : "while an exception unwinds");
+    std::abort();
+  }
+#endif
+  running = context;
+}
 
 void run_on_workers(const std::function<void()>& work) {
   asio::any_io_executor workers = running->workers;
@@ -135,7 +156,7 @@ void spawn(asio::any_io_executor executor, asio::any_io_executor workers, std::f
       [workers = std::move(workers), body = std::move(body)](asio::basic_yield_context<asio::any_io_executor> yield) {
         Context context{yield, workers};
         struct Leave {
-          ~Leave() { detail::set_current(nullptr); }
+          ~Leave() { running = nullptr; }  // an ending fiber, not a suspension: no check
         } leave;
         detail::set_current(&context);
         body();

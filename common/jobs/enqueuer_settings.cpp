@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/config/database_tcp.hpp"
 #include "common/redis/sentinel_list.hpp"
 
 namespace rr::jobs {
@@ -58,7 +59,9 @@ EnqueuerSettings EnqueuerSettings::from_env(const config::Environment& env) {
   EnqueuerSettings result;
   result.database = config::DatabaseSettings::from_env(env);
   if (env.get("LISTEN_DATABASE_URL")) {
-    result.listen_url = env.url("LISTEN_DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"});
+    // Idle but for notifications: keepalives are what notice its server gone.
+    result.listen_url = config::with_database_tcp_settings(
+        env, env.url("LISTEN_DATABASE_URL", std::nullopt, {"postgresql://", "postgres://"}));
   } else if (result.database.session.statements == db::StatementMode::prepared) {
     result.listen_url = result.database.url;
   }

@@ -41,4 +41,9 @@ std::string refund_provider_key(std::string_view secret, std::int64_t user_id, s
   return derive("rr-re-", "refund", secret, user_id, charge_id);
 }
 
+std::string provider_key_fingerprint(std::string_view secret) {
+  // A fixed label, no request in it: the same secret gives the same fingerprint in every process.
+  return hmac_sha256_hex(secret, "rocket-rides provider key fingerprint v1");
+}
+
 }  // namespace rr::payments

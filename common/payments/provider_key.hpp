@@ -18,4 +18,8 @@ std::string charge_provider_key(std::string_view secret, std::int64_t user_id, s
 // the charge, so whichever cancel request asks, the provider refunds a charge at most once.
 std::string refund_provider_key(std::string_view secret, std::int64_t user_id, std::string_view charge_id);
 
+// Lowercase hex of HMAC-SHA256(secret, "rocket-rides provider key fingerprint v1"): tells two
+// secrets apart without revealing either (provider_key_fingerprint.hpp records and compares it).
+std::string provider_key_fingerprint(std::string_view secret);
+
 }  // namespace rr::payments
