@@ -21,21 +21,15 @@ constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-api", "the Rocket Rides HT
   or:  rocket-rides-api keys unlock --id N [--force] [--json]
   or:  rocket-rides-api archive list [--since TIMESTAMP|DURATION] [--limit N] [--json]
   or:  rocket-rides-api reconcile --since TIME [--until TIME] [--dry-run]
+  or:  rocket-rides-api rotate-provider-key [--dry-run]
 
 Without arguments, serves the HTTP API on BIND_ADDRESS:PORT until SIGTERM, which drains for
 SHUTDOWN_DRAIN seconds and then finishes in-flight requests within SHUTDOWN_TIMEOUT.
 migrate applies the database schema compiled into the binary; the other subcommands are the
 operator commands (users and tokens, idempotency keys, the archive, reconciliation against the
-payment provider).
-
-Options:
-  --help     print this help and exit
-  --version  print the version and exit
-
-Environment:
-  Settings are read from the environment only; under systemd from
-  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.
-)"};
+payment provider, recording a rotated PROVIDER_KEY_SECRET).
+)",
+                                        "", rr::cli::kSettingsFromEnvironment};
 
 }  // namespace
 

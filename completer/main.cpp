@@ -57,22 +57,17 @@ class CompleterWorker final : public rr::daemon::Worker {
   rr::maintenance::CompleterReconciliation reconciliation_;
 };
 
-constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-completer", "finishes requests whose clients went away",
-                                        R"(Usage: rocket-rides-completer [--once]
+constexpr rr::cli::ProgramInfo kProgram{
+    "rocket-rides-completer", "finishes requests whose clients went away",
+    R"(Usage: rocket-rides-completer [--once]
 
 Drives idempotency keys left unfinished for COMPLETER_MIN_AGE seconds to completion through the
 API's own phases, and reconciles a sliding window against the payment provider.
 Runs until SIGTERM, which finishes in-flight work within SHUTDOWN_TIMEOUT.
-
-Options:
-  --once     do the work there is now, then exit (for cron, scripts and tests)
-  --help     print this help and exit
-  --version  print the version and exit
-
-Environment:
-  Settings are read from the environment only; under systemd from
-  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.
-)"};
+)",
+    R"(  --once     do the work there is now, then exit (for cron, scripts and tests)
+)",
+    rr::cli::kSettingsFromEnvironment};
 
 }  // namespace
 

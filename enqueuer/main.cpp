@@ -44,23 +44,17 @@ class EnqueuerWorker final : public rr::daemon::Worker {
   rr::jobs::Enqueuer enqueuer_;
 };
 
-constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-enqueuer",
-                                        "moves staged jobs from PostgreSQL into Redis in Sidekiq's format",
-                                        R"(Usage: rocket-rides-enqueuer [--once]
+constexpr rr::cli::ProgramInfo kProgram{
+    "rocket-rides-enqueuer", "moves staged jobs from PostgreSQL into Redis in Sidekiq's format",
+    R"(Usage: rocket-rides-enqueuer [--once]
 
 Moves committed staged_jobs rows into the Sidekiq queue in Redis (REDIS_URL or Sentinel), at
 least once; woken by NOTIFY from the staging transaction or polling every ENQUEUER_IDLE_SLEEP.
 Runs until SIGTERM, which finishes in-flight work within SHUTDOWN_TIMEOUT.
-
-Options:
-  --once     do the work there is now, then exit (for cron, scripts and tests)
-  --help     print this help and exit
-  --version  print the version and exit
-
-Environment:
-  Settings are read from the environment only; under systemd from
-  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.
-)"};
+)",
+    R"(  --once     do the work there is now, then exit (for cron, scripts and tests)
+)",
+    rr::cli::kSettingsFromEnvironment};
 
 }  // namespace
 

@@ -30,23 +30,17 @@ class ReaperWorker final : public rr::daemon::Worker {
   rr::maintenance::Reaper reaper_;
 };
 
-constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-reaper",
-                                        "deletes old idempotency keys, archiving unfinished ones",
-                                        R"(Usage: rocket-rides-reaper [--once]
+constexpr rr::cli::ProgramInfo kProgram{
+    "rocket-rides-reaper", "deletes old idempotency keys, archiving unfinished ones",
+    R"(Usage: rocket-rides-reaper [--once]
 
 Deletes idempotency keys older than REAPER_MAX_AGE seconds (72 hours) in small batches,
 archiving the ones that never finished, and the rider pages' expired sessions.
 Runs until SIGTERM, which finishes in-flight work within SHUTDOWN_TIMEOUT.
-
-Options:
-  --once     do the work there is now, then exit (for cron, scripts and tests)
-  --help     print this help and exit
-  --version  print the version and exit
-
-Environment:
-  Settings are read from the environment only; under systemd from
-  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.
-)"};
+)",
+    R"(  --once     do the work there is now, then exit (for cron, scripts and tests)
+)",
+    rr::cli::kSettingsFromEnvironment};
 
 }  // namespace
 

@@ -14,13 +14,9 @@ Well-behaved clients book rides at SIMULATOR_RATE per second against SIMULATOR_A
 SIMULATOR_TOKEN, retrying with the same Idempotency-Key; a share (SIMULATOR_ABANDON_RATE) give
 up midway, which the completer then finishes. Runs until SIGINT or SIGTERM, or
 SIMULATOR_MAX_RIDES rides.
-
-Options:
-  --help     print this help and exit
-  --version  print the version and exit
-
-Environment:
-  SIMULATOR_API_URL, SIMULATOR_TOKEN, SIMULATOR_RATE, SIMULATOR_ABANDON_RATE,
+)",
+                                        "",
+                                        R"(  SIMULATOR_API_URL, SIMULATOR_TOKEN, SIMULATOR_RATE, SIMULATOR_ABANDON_RATE,
   SIMULATOR_CONCURRENCY, SIMULATOR_MAX_RIDES.
 )"};
 

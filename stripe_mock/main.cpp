@@ -13,20 +13,16 @@
 
 namespace {
 
-constexpr rr::cli::ProgramInfo kProgram{"rocket-rides-stripe-mock",
-                                        "a local stand-in for the payment provider, for development and tests",
-                                        R"(Usage: rocket-rides-stripe-mock
+constexpr rr::cli::ProgramInfo kProgram{
+    "rocket-rides-stripe-mock", "a local stand-in for the payment provider, for development and tests",
+    R"(Usage: rocket-rides-stripe-mock
 
 Serves Stripe's charges and refunds API (its wire format, idempotency keys, declines, refunds)
 on BIND_ADDRESS:PORT, with fault injection (MOCK_FAILURE_RATE, MOCK_LATENCY_MS, MOCK_DROP_RATE),
 until SIGINT or SIGTERM. Not for production: it charges nobody.
-
-Options:
-  --help     print this help and exit
-  --version  print the version and exit
-
-Environment:
-  PORT, BIND_ADDRESS, STRIPE_API_KEY (unset: any bearer token), MOCK_FAILURE_RATE,
+)",
+    "",
+    R"(  PORT, BIND_ADDRESS, STRIPE_API_KEY (unset: any bearer token), MOCK_FAILURE_RATE,
   MOCK_LATENCY_MS, MOCK_DROP_RATE, MOCK_MAX_IDEMPOTENCY_KEYS, MOCK_SEED.
 )"};
 

@@ -24,6 +24,10 @@ std::optional<int> answer_version_or_help(int argc, const char* const* argv, con
   } else if (arg == "--help") {
     text.append(info.name).append(" - ").append(info.summary).append("\n\n").append(info.usage);
     if (!text.ends_with('\n')) text.push_back('\n');
+    text.append("\nOptions:\n").append(info.options);
+    text.append("  --help     print this help and exit\n  --version  print the version and exit\n");
+    text.append("\nEnvironment:\n").append(info.environment);
+    if (!text.ends_with('\n')) text.push_back('\n');
   } else {
     return std::nullopt;
   }

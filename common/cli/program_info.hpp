@@ -8,10 +8,19 @@
 
 namespace rr::cli {
 
+// The Environment section of the binaries that read the suite's settings (the daemons).
+inline constexpr std::string_view kSettingsFromEnvironment =
+    "  Settings are read from the environment only; under systemd from\n"
+    "  /etc/rocket-rides/rocket-rides.env, which lists each one with its default.\n";
+
+// --help is NAME - SUMMARY, the usage, then "Options:" (the binary's own, then --help and
+// --version, which every binary has) and "Environment:".
 struct ProgramInfo {
-  std::string_view name;     // the binary's name, as on its log lines
-  std::string_view summary;  // one line: what it is (the manual page's NAME line)
-  std::string_view usage;    // the rest of --help: the command lines, then options and environment
+  std::string_view name;         // the binary's name, as on its log lines
+  std::string_view summary;      // one line: what it is (the manual page's NAME line)
+  std::string_view usage;        // the command lines and what the binary does
+  std::string_view options;      // option lines of its own, or empty
+  std::string_view environment;  // the Environment section's lines
 };
 
 // The suite's version, e.g. "0.1.0".
