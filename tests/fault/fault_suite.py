@@ -2805,6 +2805,17 @@ class Suite:
         sys.stdout.flush()
         return 1 if failed else 0
 
+    def ha_self_test(self, code):
+        """--self-test: once the run has its own verdict, the plants of --plant-violations and a
+        second check over the same records, which must name each; so one cluster serves both the
+        run and the checker's self-test. Returns the run's code, or 1 if a plant went unseen."""
+        planted = self.plant_ha_violations()
+        _, findings, _, _ = self.check()
+        caught = ["%s:%s" % (name, "caught" if any(needle in f for f in findings.get(name, [])) else "MISSED")
+                  for name, needle in planted]
+        print("SELF-TEST planted=%s" % ",".join(caught), flush=True)
+        return 1 if any(c.endswith(":MISSED") for c in caught) else code
+
     def plant_ha_violations(self):
         """--plant-violations over the Patroni cluster: after quiescing, on the final leader and at
         the provider, one extra charge for a client key the clients used (a second provider key,
@@ -3150,7 +3161,8 @@ class Suite:
                 log("  " + item)
         summary = " ".join("%s=%s" % kv for kv in result.items())
         if self.ha:
-            return self.ha_verdict(result, findings, summary, started, planted)
+            code = self.ha_verdict(result, findings, summary, started, planted)
+            return self.ha_self_test(code) if self.args.self_test else code
         if self.args.plant_violations:
             # The checker must see each planted break; anything else it reports is a real one.
             expected = {"duplicates": 1, "orphan_charges": 1, "lost_jobs": 1, "stuck_keys": 1,
@@ -3400,6 +3412,10 @@ def parse_args(argv):
     parser.add_argument("--plant-violations", action="store_true",
                         help="checker self-test: after quiescing, break each invariant once; passes only if "
                              "the checker reports every one")
+    parser.add_argument("--self-test", action="store_true",
+                        help="after the run's own verdict, plant what --plant-violations plants and check the "
+                             "same records again; passes only if the run passes and every plant is named "
+                             "(HA and restore profiles)")
     parser.add_argument("--allow-missing-daemons", action="store_true",
                         help="run without the enqueuer or the completer if they are not built")
     parser.add_argument("--async-replicas", action="store_true",
@@ -3426,9 +3442,10 @@ def main(argv):
     args = parse_args(argv)
     if PROFILES[args.profile].get("topology") == "restore":
         print("fault_suite profile=%s seed=%d bin_dir=%s" % (args.profile, args.seed, os.path.abspath(args.bin_dir)))
-        print("replay with: %s --profile %s --seed %d --bin-dir %s%s" % (
+        print("replay with: %s --profile %s --seed %d --bin-dir %s%s%s" % (
             os.path.relpath(os.path.abspath(__file__)), args.profile, args.seed, os.path.abspath(args.bin_dir),
-            " --plant-violations" if args.plant_violations else ""), flush=True)
+            " --plant-violations" if args.plant_violations else "", " --self-test" if args.self_test else ""),
+            flush=True)
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import restore_drill
         return restore_drill.run(args, sys.modules[__name__])
@@ -3439,10 +3456,10 @@ def main(argv):
         return run_in_netns(args, argv)
     print("fault_suite profile=%s seed=%d duration=%.0f clients=%d fault_rate=%.1f bin_dir=%s" % (
         args.profile, args.seed, args.duration, args.clients, args.fault_rate, os.path.abspath(args.bin_dir)))
-    print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s%s%s" % (
+    print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s%s%s%s" % (
         os.path.relpath(os.path.abspath(__file__)), args.profile, args.seed, args.duration, args.clients,
         args.fault_rate, os.path.abspath(args.bin_dir), " --async-replicas" if args.async_replicas else "",
-        " --plant-violations" if args.plant_violations else ""))
+        " --plant-violations" if args.plant_violations else "", " --self-test" if args.self_test else ""))
     sys.stdout.flush()
 
     def on_signal(signum, _frame):

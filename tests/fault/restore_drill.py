@@ -22,8 +22,9 @@ lost_by_restore counts the rides the database held before it was destroyed that 
 after the restore (the restore's own reconciliation then rebuilds them: rebuilt and refunded are its
 counts); orphan_charges the provider's charges with no ride and no refund; reused_ids the ride ids
 answered to two different requests; lost_acknowledged the 201s and 200s a client saw before the
-restore whose retry afterwards does not answer the same ride. --plant-violations plants an orphan
-charge and a reused id after the last round and passes only if the checker reports both.
+restore whose retry afterwards does not answer the same ride. With --plant-violations, after that
+verdict, an orphan charge and a reused id are planted and a second check over the same records must
+report both (RESULT ... planted=orphan_charges:caught,reused_ids:caught), or the run fails.
 """
 
 import collections
@@ -44,7 +45,7 @@ PROFILES = {
     # seconds of traffic before the backup, after it, and per round; clients; cancel share
     "restore-short": dict(before=20, after=20, clients=6, rounds=("to", "latest")),
     "restore-long": dict(before=300, after=300, clients=24, rounds=("to", "latest", "to")),
-    # The checker's self-test (with --plant-violations): one short round, then the plants.
+    # The checker's self-test alone: one short round, then the plants.
     "restore-plant": dict(before=8, after=8, clients=4, rounds=("to",)),
 }
 HOSTILE_KEY_PREFIX = "hostile-restore-"
@@ -391,10 +392,8 @@ class Drill:
         quiet = self.wait_quiet()
         if not quiet:
             fs.log("the completer and enqueuer did not reach quiet in 120s")
-        if self.args.plant_violations:
-            self.plant()
         self.check()
-        c = self.counts
+        c = collections.Counter(self.counts)
         names = ["lost_by_restore", "rebuilt", "refunded", "double_charges", "double_refunds", "orphan_charges",
                  "reused_ids", "lost_acknowledged", "lost_jobs", "stuck_keys"]
         must_be_zero = names[3:]
@@ -404,16 +403,20 @@ class Drill:
                 fs.log("  " + line)
         failed = any(c[n] for n in must_be_zero) or bool(self.findings.get("hostile_rows"))
         planted = ""
-        if self.args.plant_violations:
-            # The run must FAIL, naming both plants; it exits 0 only then.
-            caught = {name: c[name] >= 1 for name in ("orphan_charges", "reused_ids")}
+        if self.args.plant_violations or self.args.self_test:
+            # The checker's self-test, after the real verdict: the plants must each be found by a
+            # second check over the same records, or the run fails.
+            self.plant()
+            self.counts = collections.Counter()
+            self.findings = collections.defaultdict(list)
+            self.check()
+            caught = {name: self.counts[name] >= 1 for name in ("orphan_charges", "reused_ids")}
             planted = " planted=" + ",".join("%s:%s" % (n, "caught" if ok else "missed") for n, ok in caught.items())
+            failed = failed or not all(caught.values())
         print("RESULT %s seed=%d restore_point=%s %s requests=%d hostile=%d elapsed=%ds%s" % (
             "FAIL" if failed else "PASS", self.seed, ",".join(self.restore_points),
             " ".join("%s=%d" % (n, c[n]) for n in names), len(self.clients.requests), self.clients.hostile_sent,
             time.time() - started, planted), flush=True)
-        if self.args.plant_violations:
-            return 0 if failed and "missed" not in planted else 1
         return 1 if failed else 0
 
 
