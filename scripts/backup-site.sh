@@ -93,9 +93,11 @@ backup_log_dir() { sed -n 's/^log-path=//p' "$1"; }
 
 backup_list() { backup_info_json "$1" | python3 "$backup_info" list; }
 
-# backup_status CONFIG CONNINFO: the last good backup, the archiver, and pgbackrest check.
+# backup_status CONFIG CONNINFO [VERIFY_STATE]: the last good backup, the archiver, pgbackrest
+# check, and the last pgbackrest verify's result (read from its state file, not run: a verify
+# reads every file of the repository).
 backup_status() {
-  local config=$1 conninfo=$2 line check
+  local config=$1 conninfo=$2 verify_state=${3:-} line check
   backup_info_json "$config" | python3 "$backup_info" status
   line=$(psql -X -At -F ' ' "$conninfo" -c "SELECT archived_count, COALESCE(last_archived_wal, 'none'),
       COALESCE(to_char(last_archived_time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), 'never'),
@@ -116,11 +118,21 @@ backup_status() {
   else
     echo "check: FAILED: $(echo "$check" | grep -m1 -E 'ERROR|error' || echo "$check" | head -n 1)"
   fi
+  if [ -n "$verify_state" ]; then python3 "$backup_info" verify-status --state "$verify_state"; fi
 }
 
-# backup_write_metrics CONFIG CONNINFO FILE: the node-exporter textfile.
+# backup_verify CONFIG STATE: pgbackrest verify over the whole repository (every backup's and
+# archived segment's files against their checksums) and no segment missing inside a timeline of
+# the archive; one line, the result recorded in STATE for
+# `status` and the metrics; status 1 if the repository is damaged.
+backup_verify() {
+  python3 "$backup_info" verify --stanza "$backup_stanza" --config "$1" --state "$2"
+}
+
+# backup_write_metrics CONFIG CONNINFO FILE [VERIFY_STATE]: the node-exporter textfile.
 backup_write_metrics() {
-  python3 "$backup_info" metrics --stanza "$backup_stanza" --config "$1" --conninfo "$2" --textfile "$3"
+  python3 "$backup_info" metrics --stanza "$backup_stanza" --config "$1" --conninfo "$2" --textfile "$3" \
+    ${4:+--verify-state "$4"}
 }
 
 # backup_target CONFIG TIME: TIME (RFC 3339) as recovery_target_time, or one line and status 1
@@ -209,8 +221,11 @@ backup_close_writes() {
       "rocket-rides-api migrate, then rocket-rides-api reconcile --since $since, before starting the daemons"
     return 1
   fi
-  id=$(psql -X -At -v ON_ERROR_STOP=1 "$conninfo" -v reason="restored to $time" -v since="$since" \
-    <<<"INSERT INTO write_fences (reason, reconcile_since) VALUES (:'reason', :'since') RETURNING id;" | head -n 1) ||
+  # -q: without it psql prints the row, then "INSERT 0 1"; piped into `head -n 1`, that second
+  # line could meet a closed pipe, and the SIGPIPE (under pipefail) reported a committed fence
+  # as failed.
+  id=$(psql -X -At -q -v ON_ERROR_STOP=1 "$conninfo" -v reason="restored to $time" -v since="$since" \
+    <<<"INSERT INTO write_fences (reason, reconcile_since) VALUES (:'reason', :'since') RETURNING id;") ||
     { backup_say "could not close writes (INSERT INTO write_fences failed)"; return 1; }
   backup_writes_closed=1
   backup_say "writes closed (write_fences id $id, reconcile since $since)"
