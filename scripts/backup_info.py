@@ -14,7 +14,15 @@ target against it, and the node-exporter textfile of the backup and archiving me
                                             reads pg_stat_archiver through C, then writes PATH
                                             atomically (rename): the node-exporter textfile of
                                             scripts/cluster.sh backup-metrics and of
-                                            rocket-rides-backup-metrics.service
+                                            rocket-rides-backup-metrics.service;
+                                            --verify-state FILE adds the last verify's result
+  backup_info.py verify --state FILE [--stanza S] [--config FILE]
+                                            runs `pgbackrest verify` (every backup's and
+                                            archived segment's files against their checksums)
+                                            and looks for segments missing inside a timeline
+                                            of the archive, prints one line and records the
+                                            result in FILE (JSON, atomically); exit 1 if bad
+  backup_info.py verify-status --state FILE one line: the last verify's result and time
 
 Times on the command line are RFC 3339 (2026-11-27T12:00:00Z, fractions and offsets allowed).
 """
@@ -157,6 +165,125 @@ def run_info(stanza, config):
     return json.loads(result.stdout)
 
 
+def write_atomically(path, text, mode=0o644):
+    # Readers (node_exporter, `status`) may read at any moment: a whole file or the previous one.
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".rocket-rides.")
+    with os.fdopen(handle, "w") as out:
+        out.write(text)
+    os.chmod(temporary, mode)
+    os.rename(temporary, path)
+
+
+def verify_report(output):
+    """(problem, summary) from `pgbackrest verify --output=text --verbose`: problem is what it found
+    wrong in one line, or None for a sound repository; summary what it checked. Its exit status is
+    0 either way (2.45), and without --verbose a sound repository prints nothing, so the report is
+    what tells:
+
+        stanza: rocket-rides
+        status: error
+          archiveId: 15-1, total WAL checked: 7, total valid WAL: 7
+            missing: 0, checksum invalid: 0, size invalid: 0, other: 0
+          backup: 20261127-205406F, status: invalid, total files checked: 1354, total valid files: 1353
+            missing: 0, checksum invalid: 1, size invalid: 0, other: 0
+    """
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    errors = [line.strip() for line in lines if line.strip().startswith(("ERROR", "WARN"))]
+    if errors:
+        return errors[0], ""
+    status = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("status:")), None)
+    blocks = []  # [name, faulty, [non-zero counts]]
+    for line in lines:
+        if line.startswith("    ") and blocks:
+            counts = [part.strip() for part in line.split(",") if not part.strip().endswith(": 0")]
+            blocks[-1][2] += counts
+            blocks[-1][1] = blocks[-1][1] or bool(counts)
+        elif line.startswith("  "):
+            parts = [part.strip() for part in line.strip().split(",")]
+            blocks.append([parts[0], any(part == "status: invalid" for part in parts), []])
+    backups = sum(1 for name, _, _ in blocks if name.startswith("backup:"))
+    summary = "%d backup%s and the archive checked" % (backups, "" if backups == 1 else "s")
+    faults = ["%s%s" % (name, " (%s)" % ", ".join(counts) if counts else " invalid")
+              for name, faulty, counts in blocks if faulty]
+    if status == "ok" and not faults:
+        return None, summary
+    if status is None:
+        return "pgbackrest verify printed no report%s" % (": " + lines[0][:200] if lines else ""), ""
+    return "status %s: %s" % (status, "; ".join(faults) or "no detail"), summary
+
+
+def archive_gaps(paths):
+    """Segments missing inside each timeline of the archive, from repo-ls's paths: within one
+    timeline, every segment from its first archived one to its last must be there (16 MB
+    segments: 256 per log file). A segment dropped past archive-push-queue-max leaves exactly
+    such a hole, and no restore can cross it; pgBackRest 2.45's verify does not report one."""
+    by_timeline = {}
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if len(name) < 24 or "." in name[:24] or not all(c in "0123456789ABCDEF" for c in name[:24]):
+            continue
+        if len(name) > 24 and name[24] != "-":  # a .backup or .partial file, not a segment
+            continue
+        timeline, log, segment = int(name[:8], 16), int(name[8:16], 16), int(name[16:24], 16)
+        by_timeline.setdefault(timeline, set()).add(log * 256 + segment)
+    gaps = []
+    for timeline, numbers in sorted(by_timeline.items()):
+        ordered = sorted(numbers)
+        for before, after in zip(ordered, ordered[1:]):
+            if after - before > 1:
+                first, last = before + 1, after - 1
+                gaps.append("timeline %d misses %s" % (timeline, "%08X%08X%08X" % (timeline, first // 256, first % 256) + (
+                    "" if first == last else "..%08X%08X%08X" % (timeline, last // 256, last % 256))))
+    return gaps
+
+
+def run_archive_listing(stanza, config):
+    argv = ["pgbackrest", "--stanza=" + stanza] + (["--config=" + config] if config else []) + [
+        "repo-ls", "--recurse", "--output=json", "archive/" + stanza]
+    result = subprocess.run(as_postgres(argv), capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        raise OSError("pgbackrest repo-ls exited %d: %s" % (result.returncode, result.stderr.strip()[:300]))
+    return json.loads(result.stdout)
+
+
+def command_verify(stanza, config, state_path):
+    argv = ["pgbackrest", "--stanza=" + stanza] + (["--config=" + config] if config else []) + [
+        "verify", "--output=text", "--verbose"]
+    started = datetime.datetime.now(UTC)
+    try:
+        result = subprocess.run(as_postgres(argv), capture_output=True, text=True, timeout=12 * 3600)
+        output = (result.stdout + "\n" + result.stderr).strip()
+        problem, summary = verify_report(output)
+        problems = [problem or (None if result.returncode == 0 else
+                                "pgbackrest verify exited %d: %s" % (result.returncode, output.splitlines()[:1]))]
+        problems += ["WAL gap: " + gap for gap in archive_gaps(run_archive_listing(stanza, config))]
+        problem = "; ".join(p for p in problems if p) or None
+    except (OSError, ValueError, subprocess.TimeoutExpired) as error:
+        problem, summary = "pgbackrest verify did not run: %s" % error, ""
+    state = {"time": int(started.timestamp()), "ok": problem is None,
+             "seconds": round((datetime.datetime.now(UTC) - started).total_seconds(), 1),
+             "detail": problem or "%s: every file matches its checksum, no segment missing inside a timeline" % summary}
+    write_atomically(state_path, json.dumps(state) + "\n")
+    print(verify_line(state))
+    return 0 if state["ok"] else 1
+
+
+def read_verify_state(state_path):
+    try:
+        with open(state_path) as handle:
+            state = json.load(handle)
+        return state if isinstance(state, dict) and "time" in state and "ok" in state else None
+    except (OSError, ValueError):
+        return None
+
+
+def verify_line(state):
+    if state is None:
+        return "verify: never run (scripts/cluster.sh verify DIR, or rocket-rides-backup.service on Sundays)"
+    return "verify: %s at %s (%ss): %s" % ("ok" if state["ok"] else "FAILED", rfc3339(state["time"]),
+                                           state.get("seconds", "?"), state.get("detail", ""))
+
+
 def run_archiver(conninfo):
     result = subprocess.run(["psql", "-X", "-At", conninfo, "-c", ARCHIVER_SQL], capture_output=True, text=True,
                             timeout=30)
@@ -166,7 +293,7 @@ def run_archiver(conninfo):
     return result.stdout.strip()
 
 
-def write_metrics(info, path, archiver):
+def write_metrics(info, path, archiver, verify_state=None):
     rows = backups(info)
     lines = []
 
@@ -199,15 +326,15 @@ def write_metrics(info, path, archiver):
         gauge("rocket_rides_archive_pending_segments",
               "WAL segments ready to archive and not archived yet (pg_wal/archive_status/*.ready).",
               pending or 0)
+    gauge("rocket_rides_backup_last_verify_timestamp_seconds",
+          "Unix time at which the last pgbackrest verify started (0: never).",
+          verify_state["time"] if verify_state else 0)
+    gauge("rocket_rides_backup_verify_ok",
+          "1 if the last pgbackrest verify found every backup and the archive intact, else 0.",
+          1 if verify_state and verify_state["ok"] else 0)
     gauge("rocket_rides_backup_metrics_timestamp_seconds", "Unix time this file was written.",
           int(datetime.datetime.now(UTC).timestamp()))
-    directory = os.path.dirname(os.path.abspath(path))
-    # node_exporter may read at any moment: a whole file or the previous one, never half of one.
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".backup-metrics.")
-    with os.fdopen(handle, "w") as out:
-        out.write("\n".join(lines) + "\n")
-    os.chmod(temporary, 0o644)
-    os.rename(temporary, path)
+    write_atomically(path, "\n".join(lines) + "\n")
     return 0
 
 
@@ -223,9 +350,22 @@ def main():
     metrics.add_argument("--stanza", default="rocket-rides")
     metrics.add_argument("--config", default="")
     metrics.add_argument("--conninfo", default="dbname=postgres")
+    metrics.add_argument("--verify-state", default="")
+    verify = sub.add_parser("verify")
+    verify.add_argument("--state", required=True)
+    verify.add_argument("--stanza", default="rocket-rides")
+    verify.add_argument("--config", default="")
+    verify_status = sub.add_parser("verify-status")
+    verify_status.add_argument("--state", required=True)
     args = parser.parse_args()
     if args.command == "metrics":
-        return write_metrics(run_info(args.stanza, args.config), args.textfile, run_archiver(args.conninfo))
+        return write_metrics(run_info(args.stanza, args.config), args.textfile, run_archiver(args.conninfo),
+                             read_verify_state(args.verify_state) if args.verify_state else None)
+    if args.command == "verify":
+        return command_verify(args.stanza, args.config, args.state)
+    if args.command == "verify-status":
+        print(verify_line(read_verify_state(args.state)))
+        return 0
     info = read_info()
     if args.command == "list":
         return command_list(info)

@@ -28,10 +28,15 @@
 #                                                  restores, closes writes (write_fences), starts
 #                                                  them again, runs the reconciliation pass (or
 #                                                  says to), then takes a full backup
+#   scripts/cluster.sh verify DIR                  pgbackrest verify of the whole repository
+#                                                  and a look for holes in the archive (exit 1
+#                                                  if damaged); the result is kept in
+#                                                  DIR/backup-verify.json for status and metrics
 #   scripts/cluster.sh backup-metrics DIR FILE     the backup and archive metrics as a
 #                                                  node-exporter textfile
 # RESTORE_RECONCILE_MARGIN (seconds, default 600): reconciliation starts this long before the
-# restore point. `status` adds the last good backup, the archiver and `pgbackrest check`.
+# restore point. `status` adds the last good backup, the archiver, `pgbackrest check` and the
+# last verify's result.
 #
 # Members: pgbouncer haproxy stripe-mock api1 api2 enqueuer1 enqueuer2 completer1 completer2
 # reaper (PostgreSQL and Redis are scripts/local-servers.sh's, in DIR/servers). An API started
@@ -551,6 +556,8 @@ backup_repo_path() {
 }
 
 node_backup_config() { echo "$dir/patroni/n$1/pgbackrest.conf"; }
+
+backup_verify_state() { echo "$dir/backup-verify.json"; }
 
 backup_config_here() {
   # The configuration of the PostgreSQL that archives now: the local servers', or the leader's.
@@ -1451,7 +1458,7 @@ status() {
   if [ "${HA:-}" = 1 ]; then status_ha; fi
   local config conninfo
   if config=$(backup_config_here 2>/dev/null) && conninfo=$(backup_conninfo_here 2>/dev/null); then
-    backup_status "$config" "$conninfo"
+    backup_status "$config" "$conninfo" "$(backup_verify_state)"
   else
     echo "backup: no archiving here$([ "${HA:-}" = 1 ] && echo " (no leader)")"
   fi
@@ -1470,7 +1477,7 @@ case "$cmd" in
     start_all "$@"
     ;;
   stop | env | status | start-member | stop-member | restart | rolling-restart | leader | failover | \
-    switchover | kill-postgres | partition | heal | backup | backups | restore | backup-metrics)
+    switchover | kill-postgres | partition | heal | backup | backups | restore | verify | backup-metrics)
     if [ ! -d "$dir" ]; then
       [ "$cmd" = stop ] && exit 0
       die "no cluster in $dir"
@@ -1491,9 +1498,11 @@ case "$cmd" in
       backup) load_conf; take_backup "$@" ;;
       backups) load_conf; backup_list "$(backup_repo_config)" ;;
       restore) load_conf; restore "$@" ;;
+      verify) load_conf; backup_verify "$(backup_repo_config)" "$(backup_verify_state)" ;;
       backup-metrics)
         load_conf
-        backup_write_metrics "$(backup_config_here)" "$(backup_conninfo_here)" "${1:?backup-metrics needs a FILE}"
+        backup_write_metrics "$(backup_config_here)" "$(backup_conninfo_here)" "${1:?backup-metrics needs a FILE}" \
+          "$(backup_verify_state)"
         ;;
     esac
     ;;

@@ -6,7 +6,9 @@
 # `restore --to` the noted time brings back exactly the rows committed before it, the daemons serve
 # again and a ride is booked; rows written after that restore come back with `restore --latest`
 # (PostgreSQL still running: the archive is flushed first); the backup metrics file says when the
-# last backup and the last archived segment were. Needs pgbackrest, haproxy and pgbouncer
+# last backup and the last archived segment were; `verify` passes the repository, then refuses it
+# once a backup file is damaged and an archived segment removed, naming both, and `status` and the
+# metrics say so. Needs pgbackrest, haproxy and pgbouncer
 # (scripts/install-deps.sh); about three minutes with the sanitized build.
 #
 #   tests/backup_restore_test.sh BIN_DIR
@@ -130,6 +132,47 @@ for metric in rocket_rides_backup_last_success_timestamp_seconds rocket_rides_ar
 done
 pending=$(awk '$1 == "rocket_rides_archive_pending_segments" { print $2 }' "$dir/backup.prom" 2>/dev/null)
 [ -n "$pending" ] || fail "no rocket_rides_archive_pending_segments"
+metric() { awk -v m="$1" '$1 == m { print $2 }' "$dir/backup.prom" 2>/dev/null; }
+echo "$status_out" | grep -q '^verify: never run' || fail "status before any verify: $(echo "$status_out" | grep '^verify')"
+[ "$(metric rocket_rides_backup_last_verify_timestamp_seconds)" = 0 ] || fail "a verify timestamp before any verify"
+
+step "pgbackrest verify: a sound repository, then one with a damaged backup file"
+if out=$("$cluster" verify "$dir" 2>&1); then ok "verify: $out"; else fail "verify of a sound repository failed: $out"; fi
+status_out=$("$cluster" status "$dir")
+echo "$status_out" | grep -q '^verify: ok at ' && ok "status: $(echo "$status_out" | grep '^verify')" ||
+  fail "status after a good verify: $(echo "$status_out" | grep '^verify' || echo none)"
+"$cluster" backup-metrics "$dir" "$dir/backup.prom" || fail "backup-metrics failed"
+[ "$(metric rocket_rides_backup_verify_ok)" = 1 ] || fail "rocket_rides_backup_verify_ok $(metric rocket_rides_backup_verify_ok) after a good verify"
+verified_at=$(metric rocket_rides_backup_last_verify_timestamp_seconds)
+[ -n "$verified_at" ] && [ "$verified_at" -gt $((now - 600)) ] || fail "rocket_rides_backup_last_verify_timestamp_seconds '$verified_at'"
+# The largest file of the newest backup, a few bytes overwritten in its middle: what a bad disk
+# or a hand in the repository does. The repository is not used again by this test.
+victim=$(find "$dir/servers/backup-repo/backup" -path '*/pg_data/*' -type f -printf '%s %p\n' | sort -n | tail -n 1 | cut -d' ' -f2-)
+size=$(stat -c %s "$victim")
+printf 'damaged!' | dd of="$victim" bs=1 seek=$((size / 2)) conv=notrunc status=none
+# And a hole in the archive: three more segments on the current timeline (each switch after a
+# write; `status` runs pgbackrest check, which waits until the last is archived), the middle one
+# of them removed.
+for n in 1 2 3; do insert $((100 + n)) $((100 + n)); sql "SELECT pg_switch_wal()" >/dev/null; done
+"$cluster" status "$dir" >/dev/null
+timeline=$(sql "SELECT lpad(to_hex(timeline_id), 8, '0') FROM pg_control_checkpoint()" | tr a-f A-F)
+segments=$(find "$dir/servers/backup-repo/archive" -name "${timeline}*-*" -type f | sort)
+hole=$(echo "$segments" | tail -n 3 | sed -n 2p)
+hole_name=$(basename "$hole" | cut -c1-24)
+rm -f "$hole"
+if out=$("$cluster" verify "$dir" 2>&1); then
+  fail "verify passed a repository with $victim damaged and $hole_name gone: $out"
+else
+  echo "$out" | grep -q 'checksum invalid: 1' && ok "verify names the damaged file: $out" ||
+    fail "verify does not name the damaged backup file: $out"
+  echo "$out" | grep -q "WAL gap: timeline $((16#$timeline)) misses $hole_name" && ok "verify names the hole in the archive" ||
+    fail "verify does not name the missing segment $hole_name: $out"
+fi
+status_out=$("$cluster" status "$dir")
+echo "$status_out" | grep -q '^verify: FAILED at ' && ok "status: $(echo "$status_out" | grep '^verify')" ||
+  fail "status after a failed verify: $(echo "$status_out" | grep '^verify' || echo none)"
+"$cluster" backup-metrics "$dir" "$dir/backup.prom" || fail "backup-metrics failed"
+[ "$(metric rocket_rides_backup_verify_ok)" = 0 ] || fail "rocket_rides_backup_verify_ok $(metric rocket_rides_backup_verify_ok) after a failed verify"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed; logs in $dir/logs (kept)" >&2
