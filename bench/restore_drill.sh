@@ -10,6 +10,10 @@
 #      for DRILL_WRITE_SECONDS (default 75: longer than ARCHIVE_TIMEOUT), kill -9 of PostgreSQL,
 #      restore --latest; the seconds and rows between the last acknowledged commit and the last
 #      restored one.
+# During each restore a prober books a ride every 250 ms through HAProxy: writes_closed_ms is the
+# time from the first answer that is not a 201 (the restore stopping the daemons, or the kill) to
+# the first 201 after it (writes reopened: the restore's reconciliation pass has run and the APIs
+# saw the fence lifted), as a client sees it; reconcile_ms the restore's own pass.
 # Prints one line per figure and a summary line; docs/operations.md quotes them.
 #
 #   bench/restore_drill.sh [--bin-dir BIN]      (default build/bin; ARCHIVE_TIMEOUT=N to vary)
@@ -29,6 +33,7 @@ dir=$(mktemp -d /tmp/rr-restore-drill.XXXXXX)
 writer=""
 cleanup() {
   if [ -n "$writer" ]; then kill "$writer" 2>/dev/null || true; fi
+  if [ -n "${prober:-}" ]; then kill "$prober" 2>/dev/null || true; fi
   "$cluster" stop "$dir" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
@@ -36,6 +41,33 @@ trap cleanup EXIT
 note() { echo "[restore_drill $(date +%T)] $*" >&2; }
 figure() { echo "$*"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+prober=""
+# start_prober FILE: "epoch_ms status" per line, one POST /rides every 250 ms (000: no answer).
+start_prober() {
+  (
+    i=0
+    while :; do
+      i=$((i + 1))
+      code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$API_URL/rides" \
+        -H "Authorization: Bearer $ROCKET_RIDES_TOKEN" -H "Idempotency-Key: drill-probe-$$-$i-$RANDOM" \
+        -d origin_lat=37.7749 -d origin_lon=-122.4194 -d target_lat=37.8044 -d target_lon=-122.2712 2>/dev/null) || true
+      echo "$(($(date +%s%N) / 1000000)) ${code:-000}"
+      sleep 0.25
+    done
+  ) >"$1" &
+  prober=$!
+}
+stop_prober() {
+  if [ -n "$prober" ]; then kill "$prober" 2>/dev/null || true; wait "$prober" 2>/dev/null || true; fi
+  prober=""
+}
+# closed_figure NAME FILE LOG: the writes-closed span from the prober's file, the pass from the log.
+closed_figure() {
+  local span reconcile
+  span=$(awk '$2 != 201 && !start { start = $1 } start && $2 == 201 { print $1 - start; exit }' "$2")
+  reconcile=$(sed -n 's/^cluster: \[+\([0-9]*\) s\] reconcile: \(matched=.*\)$/\1 s into the restore: \2/p' "$3" | tail -n 1)
+  figure "${1}_writes_closed_ms=${span:-never reopened} (reconcile: ${reconcile:-no pass logged})"
+}
 
 note "starting the cluster (ARCHIVE_TIMEOUT=${ARCHIVE_TIMEOUT:-60})"
 eval "$("$cluster" start "$dir" --bin-dir "$bin_dir" 2>"$dir.start.log")" || { tail -n 20 "$dir.start.log" >&2; exit 1; }
@@ -70,9 +102,13 @@ restore_point=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
 want=$(sql "SELECT count(*) FROM drill")
 sleep 1.1
 sql "INSERT INTO drill (id, payload) SELECT g, 'after' FROM generate_series($rows * 2, $rows * 2 + 999) g" >/dev/null
+start_prober "$dir/probe-to"
+sleep 1
 t=$(date +%s%N)
 "$cluster" restore "$dir" --to "$restore_point" >"$dir/logs/drill-restore-to.out" 2>"$dir/logs/drill-restore-to.log"
 total=$(ms_since "$t")
+stop_prober
+closed_figure restore_to "$dir/probe-to" "$dir/logs/drill-restore-to.log"
 backup_after=$(sed -n 's/^cluster: .*full backup done in \([0-9]*\) s$/\1/p' "$dir/logs/drill-restore-to.log" | tail -n 1)
 figure "restore_to_ms=$((total - ${backup_after:-0} * 1000)) (the full backup after it: ${backup_after:-?} s more)"
 got=$(sql "SELECT count(*) FROM drill")
@@ -93,6 +129,8 @@ PY
 writer=$!
 wait "$writer" || true
 writer=""
+start_prober "$dir/probe-latest"
+sleep 1
 pid=$(head -n 1 "$dir/servers/pg/postmaster.pid")
 kill -KILL "$pid"
 for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -101,6 +139,8 @@ acked=$(grep -c . "$acks")
 t=$(date +%s%N)
 "$cluster" restore "$dir" --latest >"$dir/logs/drill-restore-latest.out" 2>"$dir/logs/drill-restore-latest.log"
 total=$(ms_since "$t")
+stop_prober
+closed_figure restore_latest "$dir/probe-latest" "$dir/logs/drill-restore-latest.log"
 backup_after=$(sed -n 's/^cluster: .*full backup done in \([0-9]*\) s$/\1/p' "$dir/logs/drill-restore-latest.log" | tail -n 1)
 figure "restore_latest_ms=$((total - ${backup_after:-0} * 1000)) (the full backup after it: ${backup_after:-?} s more)"
 restored=$(sql "SELECT count(*) || '|' || COALESCE(to_char(max(committed_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), 'none') FROM drill WHERE id < 0")
