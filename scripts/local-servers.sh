@@ -236,10 +236,17 @@ stop() {
     pid=$(cat "$pidfile" 2>/dev/null || true)
     if [ -n "$pid" ]; then
       kill "$pid" 2>/dev/null || true
-      for _ in $(seq 1 100); do
+      # Redis saves before it exits, which on a loaded machine took longer than the 5 s this
+      # once waited: the caller then removed the directory, the save failed, and a Redis that
+      # cannot save refuses to exit (one outlived its test by an hour). 30 s, then SIGKILL.
+      for _ in $(seq 1 600); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
       done
+      if kill -0 "$pid" 2>/dev/null; then
+        echo "local-servers: redis pid $pid did not stop within 30 s; killing it" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+      fi
     fi
     rm -f "$pidfile"
   done
