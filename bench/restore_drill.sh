@@ -13,7 +13,8 @@
 # During each restore a prober books a ride every 250 ms through HAProxy: writes_closed_ms is the
 # time from the first answer that is not a 201 (the restore stopping the daemons, or the kill) to
 # the first 201 after it (writes reopened: the restore's reconciliation pass has run and the APIs
-# saw the fence lifted), as a client sees it; reconcile_ms the restore's own pass.
+# saw the fence lifted), as a client sees it; beside it, how far into the restore its own
+# reconciliation pass ended, and what it did.
 # Prints one line per figure and a summary line; docs/operations.md quotes them.
 #
 #   bench/restore_drill.sh [--bin-dir BIN]      (default build/bin; ARCHIVE_TIMEOUT=N to vary)

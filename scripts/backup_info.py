@@ -154,9 +154,16 @@ def as_postgres(argv):
     return (["runuser", "-u", "postgres", "--"] + argv) if os.geteuid() == 0 else argv
 
 
+def pgbackrest_argv(stanza, config, *command):
+    """pgbackrest on STANZA (through CONFIG, or pgBackRest's default configuration), running COMMAND,
+    as the repository's owner."""
+    return as_postgres(["pgbackrest", "--stanza=" + stanza] + (["--config=" + config] if config else []) +
+                       list(command))
+
+
 def run_info(stanza, config):
-    argv = ["pgbackrest", "--stanza=" + stanza] + (["--config=" + config] if config else []) + ["info", "--output=json"]
-    result = subprocess.run(as_postgres(argv), capture_output=True, text=True, timeout=120)
+    result = subprocess.run(pgbackrest_argv(stanza, config, "info", "--output=json"), capture_output=True, text=True,
+                            timeout=120)
     if result.returncode != 0:
         # The textfile still says when it was written and what the archiver did; the backup
         # series read 0, which the age alert takes for "no backup".
@@ -217,6 +224,9 @@ def archive_gaps(paths):
     timeline, every segment from its first archived one to its last must be there (16 MB
     segments: 256 per log file). A segment dropped past archive-push-queue-max leaves exactly
     such a hole, and no restore can cross it; pgBackRest 2.45's verify does not report one."""
+    def segment_name(timeline, number):
+        return "%08X%08X%08X" % (timeline, number // 256, number % 256)
+
     by_timeline = {}
     for path in paths:
         name = path.rsplit("/", 1)[-1]
@@ -232,32 +242,33 @@ def archive_gaps(paths):
         for before, after in zip(ordered, ordered[1:]):
             if after - before > 1:
                 first, last = before + 1, after - 1
-                gaps.append("timeline %d misses %s" % (timeline, "%08X%08X%08X" % (timeline, first // 256, first % 256) + (
-                    "" if first == last else "..%08X%08X%08X" % (timeline, last // 256, last % 256))))
+                missing = segment_name(timeline, first)
+                if last != first:
+                    missing += ".." + segment_name(timeline, last)
+                gaps.append("timeline %d misses %s" % (timeline, missing))
     return gaps
 
 
 def run_archive_listing(stanza, config):
-    argv = ["pgbackrest", "--stanza=" + stanza] + (["--config=" + config] if config else []) + [
-        "repo-ls", "--recurse", "--output=json", "archive/" + stanza]
-    result = subprocess.run(as_postgres(argv), capture_output=True, text=True, timeout=600)
+    result = subprocess.run(pgbackrest_argv(stanza, config, "repo-ls", "--recurse", "--output=json", "archive/" + stanza),
+                            capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise OSError("pgbackrest repo-ls exited %d: %s" % (result.returncode, result.stderr.strip()[:300]))
     return json.loads(result.stdout)
 
 
 def command_verify(stanza, config, state_path):
-    argv = ["pgbackrest", "--stanza=" + stanza] + (["--config=" + config] if config else []) + [
-        "verify", "--output=text", "--verbose"]
     started = datetime.datetime.now(UTC)
     try:
-        result = subprocess.run(as_postgres(argv), capture_output=True, text=True, timeout=12 * 3600)
+        result = subprocess.run(pgbackrest_argv(stanza, config, "verify", "--output=text", "--verbose"),
+                                capture_output=True, text=True, timeout=12 * 3600)
         output = (result.stdout + "\n" + result.stderr).strip()
         problem, summary = verify_report(output)
-        problems = [problem or (None if result.returncode == 0 else
-                                "pgbackrest verify exited %d: %s" % (result.returncode, output.splitlines()[:1]))]
+        if problem is None and result.returncode != 0:
+            problem = "pgbackrest verify exited %d: %s" % (result.returncode, (output.splitlines() or [""])[0])
+        problems = [problem] if problem else []
         problems += ["WAL gap: " + gap for gap in archive_gaps(run_archive_listing(stanza, config))]
-        problem = "; ".join(p for p in problems if p) or None
+        problem = "; ".join(problems) or None
     except (OSError, ValueError, subprocess.TimeoutExpired) as error:
         problem, summary = "pgbackrest verify did not run: %s" % error, ""
     state = {"time": int(started.timestamp()), "ok": problem is None,

@@ -124,15 +124,15 @@ echo "$status_out" | grep -E '^(backup|archive|check):' | sed 's/^/    /'
 echo "$status_out" | grep -q '^check: ok' || fail "status: pgbackrest check is not ok"
 echo "$status_out" | grep -q '^backup: last full' || fail "status names no last backup"
 "$cluster" backup-metrics "$dir" "$dir/backup.prom" || fail "backup-metrics failed"
+metric() { awk -v m="$1" '$1 == m { print $2 }' "$dir/backup.prom" 2>/dev/null; }
 now=$(date +%s)
 for metric in rocket_rides_backup_last_success_timestamp_seconds rocket_rides_archive_last_push_timestamp_seconds; do
-  value=$(awk -v m="$metric" '$1 == m { print $2 }' "$dir/backup.prom" 2>/dev/null)
+  value=$(metric "$metric")
   if [ -n "$value" ] && [ "$value" -gt $((now - 600)) ] && [ "$value" -le "$now" ]; then ok "$metric $value"
   else fail "$metric is '${value}', want the last few minutes (now $now)"; fi
 done
-pending=$(awk '$1 == "rocket_rides_archive_pending_segments" { print $2 }' "$dir/backup.prom" 2>/dev/null)
+pending=$(metric rocket_rides_archive_pending_segments)
 [ -n "$pending" ] || fail "no rocket_rides_archive_pending_segments"
-metric() { awk -v m="$1" '$1 == m { print $2 }' "$dir/backup.prom" 2>/dev/null; }
 echo "$status_out" | grep -q '^verify: never run' || fail "status before any verify: $(echo "$status_out" | grep '^verify')"
 [ "$(metric rocket_rides_backup_last_verify_timestamp_seconds)" = 0 ] || fail "a verify timestamp before any verify"
 

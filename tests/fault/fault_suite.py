@@ -3438,14 +3438,20 @@ def parse_args(argv):
     return args
 
 
+def replayed_flags(args):
+    """The switches a replay line repeats as given: they change what the run does, not its seed."""
+    return "".join(flag for flag, given in ((" --async-replicas", args.async_replicas),
+                                            (" --plant-violations", args.plant_violations),
+                                            (" --self-test", args.self_test)) if given)
+
+
 def main(argv):
     args = parse_args(argv)
     if PROFILES[args.profile].get("topology") == "restore":
         print("fault_suite profile=%s seed=%d bin_dir=%s" % (args.profile, args.seed, os.path.abspath(args.bin_dir)))
-        print("replay with: %s --profile %s --seed %d --bin-dir %s%s%s" % (
+        print("replay with: %s --profile %s --seed %d --bin-dir %s%s" % (
             os.path.relpath(os.path.abspath(__file__)), args.profile, args.seed, os.path.abspath(args.bin_dir),
-            " --plant-violations" if args.plant_violations else "", " --self-test" if args.self_test else ""),
-            flush=True)
+            replayed_flags(args)), flush=True)
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import restore_drill
         return restore_drill.run(args, sys.modules[__name__])
@@ -3456,10 +3462,9 @@ def main(argv):
         return run_in_netns(args, argv)
     print("fault_suite profile=%s seed=%d duration=%.0f clients=%d fault_rate=%.1f bin_dir=%s" % (
         args.profile, args.seed, args.duration, args.clients, args.fault_rate, os.path.abspath(args.bin_dir)))
-    print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s%s%s%s" % (
+    print("replay with: %s --profile %s --seed %d --duration %g --clients %d --fault-rate %g --bin-dir %s%s" % (
         os.path.relpath(os.path.abspath(__file__)), args.profile, args.seed, args.duration, args.clients,
-        args.fault_rate, os.path.abspath(args.bin_dir), " --async-replicas" if args.async_replicas else "",
-        " --plant-violations" if args.plant_violations else "", " --self-test" if args.self_test else ""))
+        args.fault_rate, os.path.abspath(args.bin_dir), replayed_flags(args)))
     sys.stdout.flush()
 
     def on_signal(signum, _frame):

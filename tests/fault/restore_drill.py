@@ -22,8 +22,8 @@ lost_by_restore counts the rides the database held before it was destroyed that 
 after the restore (the restore's own reconciliation then rebuilds them: rebuilt and refunded are its
 counts); orphan_charges the provider's charges with no ride and no refund; reused_ids the ride ids
 answered to two different requests; lost_acknowledged the 201s and 200s a client saw before the
-restore whose retry afterwards does not answer the same ride. With --plant-violations, after that
-verdict, an orphan charge and a reused id are planted and a second check over the same records must
+restore whose retry afterwards does not answer the same ride. With --self-test (or
+--plant-violations), after that verdict, an orphan charge and a reused id are planted and a second check over the same records must
 report both (RESULT ... planted=orphan_charges:caught,reused_ids:caught), or the run fails.
 """
 
