@@ -207,6 +207,11 @@ http::Response FlowEndpoint::run(const FlowRequest& request, std::optional<auth:
       return replayed(stored_answer(replay->status, std::move(replay->body), true));
     }
     if (std::holds_alternative<idempotency::InFlight>(acquired)) {
+      // The lookup's snapshot can predate a finish in this process (its batch was answered late):
+      // the answer is in memory then, and the release that would wake a waiter has already
+      // happened, so waiting would hold one of the user's places after the key finished, and a
+      // place its woken waiters gave back could let more than the bound wait for one key.
+      if (auto answer = replay_from_memory(user->id, request)) return replayed(std::move(*answer));
       if (auto later = wait_for_release(deps_.waiters, wait, user->id, request.key)) return std::move(*later);
       throw key_in_flight();
     }

@@ -3043,17 +3043,20 @@ class Suite:
             # If the first request finished the key (201 or 402), every waiter then replays and a
             # later arrival replays at once; if it left the key unfinished (a 503 in a provider
             # outage), a woken waiter resumes the key and answers, and a later arrival may wait in
-            # the place that answer freed, so more than the bound may wait one after another. Only
-            # the first case is counted.
+            # the place that answer freed, so more than the bound may wait one after another. The
+            # same holds when a waiter's wait ran out (its 409 freed a place while the key was
+            # still in flight, the first request having taken longer than wait=2). Only bursts
+            # where every waited request was answered by the finished key are counted: each then
+            # took its place before the key finished and held it until after, so all held at once.
+            timed_out = [r for r in answered if r.answers[0][0] == 409 and r.ended - r.sent >= 1.5]
             if (not waiters or len(answered) < len(waiters) or any(self.hostile_excused(r) for r in waiters + [first])
                     or max(r.sent for r in waiters) - min(r.sent for r in waiters) > 0.25
-                    or not first.answers or first.answers[0][0] not in (201, 402)):
-                continue  # a fault, a burst that did not arrive at once, or a key resumed by a waiter
+                    or not first.answers or first.answers[0][0] not in (201, 402) or timed_out):
+                continue  # a fault, a burst that did not arrive at once, or a key resumed by or outliving a waiter
             counts["waiter_bursts"] += 1
-            # Waited: its answer says so (Preference-Applied), or it is the 409 of a wait that ran
-            # out (wait=2). A key that finished before the burst came answers replays at once.
-            waited = [r for r in waiters if "preference-applied" in r.headers
-                      or (r.answers[0][0] == 409 and r.ended - r.sent >= 1.5)]
+            # Waited: its answer says so (Preference-Applied). A key that finished before the burst
+            # came answers replays at once.
+            waited = [r for r in waiters if "preference-applied" in r.headers]
             counts["waiter_burst_waited"] += len(waited)
             if len(waited) > IDEMPOTENCY_MAX_WAITERS_PER_USER:
                 bound_finding("waiters_unbounded", first, "%d of %d requests waited for key %s (bound %d)" % (
@@ -3263,9 +3266,12 @@ class Suite:
         with self.traffic.lock:
             self.traffic.auth_throttled.append((now, "planted"))
         self.servers.psql("UPDATE idempotency_keys SET origin_ip = '192.0.2.1' WHERE id = %d" % paid[0]["id"])
-        first = answered("waiter_flood", 201, b"{}", key="planted", ended=now + 5.0)
-        self.hostile.waiter_bursts.append((first, [answered("waiter_flood", 409, b"{}", key="planted", ended=now + 2.0)
-                                                   for _ in range(IDEMPOTENCY_MAX_WAITERS_PER_USER + 1)]))
+        first = answered("waiter_flood", 201, b"{}", key="planted", ended=now + 0.5)
+        waiters = [answered("waiter_flood", 201, b"{}", key="planted", ended=now + 0.5)
+                   for _ in range(IDEMPOTENCY_MAX_WAITERS_PER_USER + 1)]
+        for waiter in waiters:
+            waiter.headers["preference-applied"] = "wait=2"  # each says it waited for the key
+        self.hostile.waiter_bursts.append((first, waiters))
         log("planted: %d 401s in one token burst, a good client's 429 for failed authentications, origin_ip "
             "192.0.2.1 on key %d, %d waiters on one key" % (2 * AUTH_FAILURES_PER_MINUTE + 1, paid[0]["id"],
                                                             IDEMPOTENCY_MAX_WAITERS_PER_USER + 1))
