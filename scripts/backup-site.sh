@@ -64,7 +64,9 @@ CONF
 }
 
 backup_archive_command() { echo "pgbackrest --config=$1 --stanza=$backup_stanza archive-push %p"; }
-backup_restore_command() { echo "pgbackrest --config=$1 --stanza=$backup_stanza archive-get %f \"%p\""; }
+# backup_patroni_restore_command CONFIG PG_BIN_DIR: a Patroni node's restore_command, pgBackRest's
+# archive-get except for the history files a crashed leader must not see (deploy/patroni-restore-command).
+backup_patroni_restore_command() { echo "$backup_site_repo/deploy/patroni-restore-command $1 $2 %f \"%p\""; }
 
 # backup_pgbackrest CONFIG ARGS...: pgBackRest as the postgres user for this stanza.
 backup_pgbackrest() {

@@ -997,7 +997,7 @@ write_patroni_config() {
     "CLIENT_NETWORK=$network" "AUTH_METHOD=trust" \
     "SUPERUSER_PASSWORD=unused-under-trust" "REPLICATION_PASSWORD=unused-under-trust" \
     "SYNCHRONOUS_MODE=$sync" "ARCHIVE_COMMAND=$(backup_archive_command "$config")" \
-    "RESTORE_COMMAND=$(backup_restore_command "$config")" \
+    "RESTORE_COMMAND=$(backup_patroni_restore_command "$config" "$PG_BIN_DIR")" \
     "REPLICA_COMMAND=pgbackrest --config=$config --stanza=$backup_stanza --type=standby --target-timeline=latest restore"
   # Every node archives into the one repository; spool, log and locks are the node's own.
   backup_write_config "$config" "$(backup_repo_path)" "$node_dir/data" "$(node_var "$n" PG_PORT)" "$node_dir" \

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# A crashed leader comes back on its own timeline (deploy/patroni-restore-command), without Patroni:
+# a primary A archiving through pgBackRest and a standby B streaming from it; B stops, A writes rows
+# B never receives and is killed (pg_control: "in production"); B is promoted and archives the new
+# timeline's history file; A starts as B's standby with the node's restore_command. Checks: A's
+# crash recovery keeps timeline 1 as its target (with the history file fetched it took timeline 2
+# and replayed timeline 1's WAL past the fork, the state in which Patroni skipped pg_rewind and the
+# node never streamed again), the command said why it refused the file, and once A is in archive
+# recovery the same command serves the file (a standby still follows new timelines), and A sees the
+# new timeline fork off its own before its recovery point (what pg_rewind repairs). About fifteen
+# seconds. Needs pgbackrest; skipped (77) without it.
+#
+#   tests/ha/crashed_leader_timeline_test.sh
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+command -v pgbackrest >/dev/null || { echo "SKIP: pgbackrest is not installed"; exit 77; }
+# shellcheck source=scripts/backup-site.sh
+source "$repo/scripts/backup-site.sh"
+bin=/usr/lib/postgresql/15/bin
+dir=$(mktemp -d /tmp/rr-crashed-leader.XXXXXX)
+chmod 755 "$dir"
+as_pg() { backup_as_postgres "$@"; }
+stop_all() {
+  local d
+  for d in "$dir/a" "$dir/b"; do
+    if [ -f "$d/postmaster.pid" ]; then as_pg "$bin/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1 || true; fi
+  done
+}
+cleanup() {
+  stop_all
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+ok() { echo "ok: $*"; }
+step() { echo "[crashed_leader_timeline_test $(date +%T)] $*"; }
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+sql() { psql -X -At -h "$dir" -p "$1" -U postgres -d postgres -c "$2"; }
+until_sql() {
+  local port=$1 query=$2 want=$3 _
+  for _ in $(seq 1 150); do
+    if [ "$(sql "$port" "$query" 2>/dev/null || true)" = "$want" ]; then return 0; fi
+    sleep 0.2
+  done
+  return 1
+}
+
+pa=$(free_port)
+pb=$(free_port)
+mkdir -p "$dir/work-a" "$dir/work-b"
+if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$dir"; fi
+backup_write_config "$dir/a.conf" "$dir/repo" "$dir/a" "$pa" "$dir" "$dir/work-a"
+backup_write_config "$dir/b.conf" "$dir/repo" "$dir/b" "$pb" "$dir" "$dir/work-b"
+archive_to() { echo "archive_mode=on -c archive_command='$(backup_archive_command "$1")'"; }
+
+step "primary A (timeline 1), archiving; standby B streaming from it"
+as_pg "$bin/initdb" -D "$dir/a" -U postgres --auth=trust >/dev/null
+as_pg "$bin/pg_ctl" -D "$dir/a" -l "$dir/a.log" -w -o "-p $pa -c listen_addresses='' -c unix_socket_directories='$dir' \
+  -c wal_level=replica -c $(archive_to "$dir/a.conf")" start >/dev/null
+as_pg pgbackrest "--config=$dir/a.conf" --stanza=rocket-rides stanza-create >/dev/null
+as_pg "$bin/pg_basebackup" -h "$dir" -p "$pa" -U postgres -D "$dir/b" -X stream -R >/dev/null
+as_pg "$bin/pg_ctl" -D "$dir/b" -l "$dir/b.log" -w -o "-p $pb -c listen_addresses='' -c unix_socket_directories='$dir' \
+  -c $(archive_to "$dir/b.conf")" start >/dev/null
+sql "$pa" "CREATE TABLE probe (id int)" >/dev/null
+sql "$pa" "INSERT INTO probe SELECT generate_series(1, 100)" >/dev/null
+until_sql "$pb" "SELECT count(*) FROM probe" 100 || fail "B did not receive A's first rows"
+
+step "B stops; A writes rows B never receives and is killed (no shutdown checkpoint)"
+as_pg "$bin/pg_ctl" -D "$dir/b" -m fast -w stop >/dev/null
+sql "$pa" "INSERT INTO probe SELECT generate_series(101, 5000)" >/dev/null
+as_pg "$bin/pg_ctl" -D "$dir/a" -m immediate stop >/dev/null
+state=$("$bin/pg_controldata" -D "$dir/a" | sed -n 's/^Database cluster state: *//p')
+[ "$state" = "in production" ] || fail "A's pg_control says '$state', not 'in production'"
+
+step "B is promoted to timeline 2 and archives its history file"
+as_pg "$bin/pg_ctl" -D "$dir/b" -l "$dir/b.log" -w -o "-p $pb -c listen_addresses='' -c unix_socket_directories='$dir' \
+  -c $(archive_to "$dir/b.conf")" start >/dev/null
+as_pg "$bin/pg_ctl" -D "$dir/b" -w promote >/dev/null
+archived=""
+for _ in $(seq 1 150); do
+  if as_pg pgbackrest "--config=$dir/b.conf" --stanza=rocket-rides archive-get 00000002.history "$dir/work-b/probe.history" \
+    >/dev/null 2>&1; then
+    archived=1
+    break
+  fi
+  sleep 0.2
+done
+[ -n "$archived" ] || fail "B's 00000002.history is not in the archive after 30 s"
+
+step "A starts as B's standby with the node's restore_command"
+as_pg touch "$dir/a/standby.signal"
+restore_command=$(backup_patroni_restore_command "$dir/a.conf" "$bin")
+as_pg "$bin/pg_ctl" -D "$dir/a" -l "$dir/a.log" -w -t 60 -o "-p $pa -c listen_addresses='' -c unix_socket_directories='$dir' \
+  -c archive_mode=off -c 'restore_command=$restore_command' -c 'primary_conninfo=host=$dir port=$pb user=postgres' \
+  -c recovery_target_timeline=latest" start >/dev/null || fail "A did not start as a standby"
+until_sql "$pa" "SELECT pg_is_in_recovery()" t || fail "A does not answer as a standby"
+
+if grep -q "has target timeline 2" "$dir/a.log"; then
+  fail "A's crash recovery took timeline 2 as its target: $(grep 'has target timeline' "$dir/a.log")"
+else
+  ok "A's crash recovery kept its own timeline (no 'has target timeline 2' in its log)"
+fi
+if grep -q "patroni-restore-command: not fetching 00000002.history" "$dir/a.log"; then
+  ok "the restore command said why it did not fetch 00000002.history"
+else
+  fail "no line from the restore command refusing 00000002.history in A's log"
+fi
+# PostgreSQL itself now sees the divergence that Patroni rewinds (the walreceiver fetched the
+# history file from B and streams timeline 1, whose end is before A's recovery point).
+forked=""
+for _ in $(seq 1 100); do
+  if grep -q "new timeline 2 forked off current database system timeline 1 before current recovery point" "$dir/a.log"; then
+    forked=1
+    break
+  fi
+  sleep 0.2
+done
+if [ -n "$forked" ]; then
+  ok "A sees timeline 2 forked off its own before its recovery point (the state pg_rewind repairs)"
+else
+  fail "A's log never says timeline 2 forked off timeline 1 before its recovery point"
+fi
+state=$("$bin/pg_controldata" -D "$dir/a" | sed -n 's/^Database cluster state: *//p')
+if [ "$state" = "in archive recovery" ] &&
+  (cd "$dir/a" && as_pg "$repo/deploy/patroni-restore-command" "$dir/a.conf" "$bin" 00000002.history \
+    "$dir/work-a/served.history" 2>/dev/null) && [ -s "$dir/work-a/served.history" ]; then
+  ok "in archive recovery the same command serves 00000002.history"
+else
+  fail "A's pg_control says '$state'; the command did not serve 00000002.history there"
+fi
+
+if [ "$failures" -gt 0 ]; then
+  echo "--- A's log:" >&2
+  tail -n 30 "$dir/a.log" >&2
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all checks passed"
