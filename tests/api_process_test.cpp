@@ -216,4 +216,41 @@ BOOST_AUTO_TEST_CASE(a_statement_stuck_past_database_statement_timeout_is_a_503_
   BOOST_TEST(bad.out.find("DATABASE_STATEMENT_TIMEOUT") != std::string::npos, bad.out);
 }
 
+// DATABASE_CALL_TIMEOUT bounds what the server's own bound does not: here the statement bound is
+// 30 s, and a call stuck behind a lock gets 503 with Retry-After from our side within the call
+// bound. Its connection is closed, not returned: the pool's one slot serves the next request at
+// once, while the lock is still held.
+BOOST_AUTO_TEST_CASE(a_call_stuck_past_database_call_timeout_is_a_503_and_the_pool_serves_the_next_request) {
+  start_api({{"DATABASE_STATEMENT_TIMEOUT", "30"}, {"DATABASE_CALL_TIMEOUT", "1"}, {"DATABASE_POOL_SIZE", "1"}});
+  // A request runs on a fiber once its token is known to the process (an unknown one is looked up
+  // on a worker, whose calls DATABASE_STATEMENT_TIMEOUT bounds instead).
+  BOOST_TEST(api->get("/rides", token).status == 200);
+  pqxx::connection other(db.direct_url());
+  auto holder = std::make_unique<pqxx::work>(other);
+  holder->exec("SELECT 1 FROM users WHERE email = 'alice@example.com' FOR UPDATE");
+  auto key = new_key();
+  auto started = std::chrono::steady_clock::now();
+  auto stuck = post(key);
+  BOOST_TEST(stuck.status == 503, stuck.body);
+  BOOST_TEST(!stuck.header("Retry-After").empty());
+  BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
+  BOOST_TEST(api->wait_for_output("database call passed DATABASE_CALL_TIMEOUT", std::chrono::seconds(2)),
+             api->output());
+  auto listed = api->get("/rides", token);  // the lock is still held
+  BOOST_TEST(listed.status == 200, listed.body);
+  // The abandoned call still waits on the server, and would commit the key once the lock goes
+  // (whether a call given up on committed is unknown, as for any broken connection: the key is
+  // then resumed after IDEMPOTENCY_LOCK_TIMEOUT). Ended here, as statement_timeout would end it,
+  // so that the retry below runs the key at once.
+  pqxx::connection admin(db.direct_url());
+  pqxx::nontransaction(admin).exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+      "AND datname = current_database()");
+  holder->commit();
+  holder.reset();
+  auto retried = post(key);
+  BOOST_TEST(retried.status == 201, retried.body);
+  BOOST_TEST(stripe.charges() == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

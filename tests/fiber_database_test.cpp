@@ -5,6 +5,7 @@
 // events proves a suspension. The suite also runs through a transaction-pooling PgBouncer.
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "common/db/connection.hpp"
 #include "common/db/connection_pool.hpp"
 #include "common/db/one_trip_call.hpp"
+#include "common/db/outage.hpp"
 #include "common/db/transaction.hpp"
 #include "common/fiber/fiber.hpp"
 #include "support/fibers.hpp"
@@ -248,6 +250,64 @@ BOOST_AUTO_TEST_CASE(a_backend_terminated_mid_call_is_a_broken_connection_the_po
   BOOST_TEST(idle_after == 0u);
   BOOST_REQUIRE(next.has_value());
   BOOST_TEST(next->size() == 1u);
+}
+
+// DATABASE_CALL_TIMEOUT: a call that gets no answer (here it waits for a lock another session
+// holds, under a statement bound of 30 s that would end it much later) fails on our side at the
+// deadline as an outage, and its connection is closed and dropped, so the pool's one slot serves
+// the next call on a fresh session. The holder lets go after 10 s at most, so a call that is not
+// given up waits that long (and the test fails) rather than forever.
+BOOST_AUTO_TEST_CASE(a_call_past_the_call_timeout_is_an_outage_and_its_connection_is_dropped) {
+  pqxx::connection holder_conn{db.direct_url()};
+  std::optional<pqxx::work> holder(std::in_place, holder_conn);
+  holder->exec("SELECT pg_advisory_xact_lock(8)");
+  std::mutex mutex;
+  std::condition_variable ended;
+  bool calls_done = false;
+  std::thread safety_net([&] {
+    std::unique_lock lock(mutex);
+    ended.wait_for(lock, 10s, [&] { return calls_done; });
+    holder->commit();
+  });
+  auto options = db.session_options();
+  options.call_timeout = 400ms;
+  rr::db::ConnectionPool pool(db.url(), options, 1, 5s);
+  bool timed_out = false, closed = false;
+  std::string outage;
+  std::chrono::milliseconds waited{0};
+  std::size_t idle_after = 99;
+  std::optional<rr::db::Result> next;
+  run_fibers({[&] {
+    auto started = std::chrono::steady_clock::now();
+    {
+      auto lease = pool.acquire();
+      try {
+        rr::db::run_one_trip(lease, rr::db::call("take_advisory_lock", 8));
+      } catch (const rr::db::CallTimedOut& e) {
+        timed_out = true;
+        outage = rr::db::outage_message(e).value_or("");
+      }
+      waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+      closed = !lease.conn().is_open();
+    }
+    idle_after = pool.stats().idle;
+    auto lease = pool.acquire();  // the only slot, on a fresh session
+    next = rr::db::run_one_trip(lease, rr::db::call("numbers", 2));
+  }});
+  {
+    std::lock_guard lock(mutex);
+    calls_done = true;
+  }
+  ended.notify_one();
+  safety_net.join();
+  BOOST_TEST(timed_out);
+  BOOST_TEST(outage == "The database is unavailable; retry shortly.");
+  BOOST_TEST(waited.count() >= 400);
+  BOOST_TEST(waited.count() < 3000);
+  BOOST_TEST(closed);
+  BOOST_TEST(idle_after == 0u);
+  BOOST_REQUIRE(next.has_value());
+  BOOST_TEST(next->size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_fiber_waits_for_the_pools_only_connection_without_blocking_the_thread) {

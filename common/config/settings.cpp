@@ -11,6 +11,7 @@ DatabaseSettings DatabaseSettings::from_env(const Environment& env) {
   settings.session.statements =
       env.on_off("DATABASE_PREPARED_STATEMENTS", true) ? db::StatementMode::prepared : db::StatementMode::unnamed;
   settings.session.statement_timeout = env.seconds("DATABASE_STATEMENT_TIMEOUT", 30, 0, 86400);
+  settings.session.call_timeout = env.seconds("DATABASE_CALL_TIMEOUT", 35, 0, 86400);
   settings.url = with_database_tcp_settings(env, settings.url);
   return settings;
 }

@@ -17,6 +17,8 @@ struct DatabaseSettings {
   // DATABASE_PREPARED_STATEMENTS, on (default) or off: off sends every statement unnamed and keeps
   // no state in the server session, for a transaction-pooling PgBouncer.
   // DATABASE_STATEMENT_TIMEOUT seconds, default 30 (0: none): every statement's bound.
+  // DATABASE_CALL_TIMEOUT seconds, default 35 (0: none): a request fiber's wait for one call's
+  // answer, past which the request answers 503 and the connection is discarded.
   db::SessionOptions session;
   static DatabaseSettings from_env(const Environment& env);
 };

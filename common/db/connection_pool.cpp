@@ -33,7 +33,10 @@ ConnectionPool::Lease& ConnectionPool::Lease::operator=(Lease&& other) noexcept 
 }
 
 PooledConnection::PooledConnection(const std::string& url, const SessionOptions& options)
-    : conn_(url), statements_(conn_, options.statements), statement_timeout_(per_transaction_timeout(options)) {
+    : conn_(url),
+      statements_(conn_, options.statements),
+      statement_timeout_(per_transaction_timeout(options)),
+      call_timeout_(options.call_timeout) {
   // libpqxx runs the SET now and again on any reconnect of this connection object.
   if (session_carries_timeout(options)) {
     conn_.set_variable("statement_timeout", std::to_string(options.statement_timeout.count()));

@@ -38,6 +38,8 @@ class PooledConnection {
   // carries DATABASE_STATEMENT_TIMEOUT (per_transaction_timeout). Pass it to db::Transaction and
   // db::run_one_trip as is.
   std::chrono::milliseconds statement_timeout() const { return statement_timeout_; }
+  // How long a call on a fiber waits for its answer (SessionOptions::call_timeout; 0: no bound).
+  std::chrono::milliseconds call_timeout() const { return call_timeout_; }
   // The libpq socket's registration with the I/O thread that last waited on it (one-trip calls
   // on a fiber), kept from one call to the next.
   fiber::KeptSocketWatch& socket_watch() { return socket_watch_; }
@@ -49,6 +51,7 @@ class PooledConnection {
   SessionStatements statements_;
   PreparedCalls prepared_calls_;
   std::chrono::milliseconds statement_timeout_;
+  std::chrono::milliseconds call_timeout_;
   // After conn_, so destroyed before it: the dup is closed before libpq closes its socket, and
   // the server sees the connection end when libpq ends it.
   fiber::KeptSocketWatch socket_watch_;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/base/log.hpp"
 #include "common/db/sql_errors.hpp"
 #include "common/fiber/fiber.hpp"
 #include "common/fiber/kept_socket_watch.hpp"
@@ -90,8 +91,10 @@ Result run_blocking(PGconn* pg, const Send& send, const std::string& query) {
 }
 
 // The same with libpq's asynchronous API, the fiber suspended on the socket (the I/O thread serves
-// others) instead of a thread blocked in PQexec. No deadline of our own: the server-side
-// statement_timeout in the query bounds the call, as in the blocking path. Sent once.
+// others) instead of a thread blocked in PQexec. The server-side statement_timeout in the query
+// bounds the call, as in the blocking path; `deadline` bounds the wait for an answer on our side
+// (time_point::max(): none), and passing it is CallTimedOut with the call still in flight: the
+// caller must close the session. Sent once.
 //
 // The socket waits go through `kept` when the connection keeps its registration (a pooled one),
 // otherwise through a SocketWatch of the call's own.
@@ -99,8 +102,8 @@ Result run_blocking(PGconn* pg, const Send& send, const std::string& query) {
 // `send` queues the call (PQsendQuery, PQsendPrepare or PQsendQueryPrepared; 0 on failure) and
 // `query` is its text, for error messages.
 template <typename Send>
-Result run_on_fiber(PGconn* pg, const Send& send, const std::string& query, rr::fiber::KeptSocketWatch* kept) {
-  constexpr auto no_deadline = std::chrono::steady_clock::time_point::max();
+Result run_on_fiber(PGconn* pg, const Send& send, const std::string& query, rr::fiber::KeptSocketWatch* kept,
+                    std::chrono::steady_clock::time_point deadline) {
   NonblockingForTheCall nonblocking(pg);
   if (send() == 0) throw_not_sent(pg);
   // This connection's socket as it is now: after a reconnect the same number may name another.
@@ -108,8 +111,9 @@ Result run_on_fiber(PGconn* pg, const Send& send, const std::string& query, rr::
   std::optional<rr::fiber::SocketWatch> own;
   if (!kept) own.emplace(socket.socket);
   auto wait = [&](bool readable) {
-    if (kept) return readable ? kept->wait_readable(socket) : kept->wait_writable(socket);
-    readable ? own->wait_readable(no_deadline) : own->wait_writable(no_deadline);
+    bool ready = kept ? (readable ? kept->wait_readable(socket, deadline) : kept->wait_writable(socket, deadline))
+                      : (readable ? own->wait_readable(deadline) : own->wait_writable(deadline));
+    if (!ready) throw CallTimedOut("no answer from the database within DATABASE_CALL_TIMEOUT");
   };
   for (;;) {
     int flushed = PQflush(pg);
@@ -174,27 +178,28 @@ void append_escaped(PGconn* conn, std::string& query, const std::string& value) 
 namespace {
 
 Result run_one_trip_watched(Connection& conn, const Call& call, std::chrono::milliseconds statement_timeout,
-                            rr::fiber::KeptSocketWatch* kept) {
+                            rr::fiber::KeptSocketWatch* kept, std::chrono::steady_clock::time_point deadline) {
   PGconn* pg = open_session(conn);
   std::string query = one_trip_query(
       call, statement_timeout, [&](std::string& out, const std::string& value) { append_escaped(pg, out, value); });
   auto send = [&] { return PQsendQuery(pg, query.c_str()); };
   if (!rr::fiber::active()) return run_blocking(pg, send, query);
-  return run_on_fiber(pg, send, query, kept);
+  return run_on_fiber(pg, send, query, kept, deadline);
 }
 
 // The call as a prepared statement of the session (prepared_calls.hpp): prepared in a round trip
 // of its own the first time this session makes it, then executed by name with the arguments as
 // text parameters (NULL for none). Like the simple query it runs as one implicit transaction,
 // committed at the Sync that ends the execution.
-Result run_prepared_on_fiber(PGconn* pg, PreparedCalls& prepared, const Call& call, rr::fiber::KeptSocketWatch* kept) {
+Result run_prepared_on_fiber(PGconn* pg, PreparedCalls& prepared, const Call& call, rr::fiber::KeptSocketWatch* kept,
+                             std::chrono::steady_clock::time_point deadline) {
   const auto arity = call.arguments.size();
   const PreparedCalls::Entry* entry = prepared.find(pg, call.function, arity);
   if (entry == nullptr) {
     auto next = prepared.next(call.function, arity);
     run_on_fiber(
         pg, [&] { return PQsendPrepare(pg, next.name.c_str(), next.sql.c_str(), static_cast<int>(arity), nullptr); },
-        next.sql, kept);
+        next.sql, kept, deadline);
     entry = &prepared.remember(std::move(next));
   }
   constexpr std::size_t kInlineArguments = 16;
@@ -211,13 +216,19 @@ Result run_prepared_on_fiber(PGconn* pg, PreparedCalls& prepared, const Call& ca
       [&] {
         return PQsendQueryPrepared(pg, entry->name.c_str(), static_cast<int>(arity), values, nullptr, nullptr, 0);
       },
-      entry->sql, kept);
+      entry->sql, kept, deadline);
+}
+
+// The deadline of a call that starts now and may wait `timeout` (0: none).
+std::chrono::steady_clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) return std::chrono::steady_clock::time_point::max();
+  return std::chrono::steady_clock::now() + timeout;
 }
 
 }  // namespace
 
 Result run_one_trip(Connection& conn, const Call& call, std::chrono::milliseconds statement_timeout) {
-  return run_one_trip_watched(conn, call, statement_timeout, nullptr);
+  return run_one_trip_watched(conn, call, statement_timeout, nullptr, std::chrono::steady_clock::time_point::max());
 }
 
 Result run_one_trip(ConnectionPool::Lease& lease, const Call& call) {
@@ -225,11 +236,23 @@ Result run_one_trip(ConnectionPool::Lease& lease, const Call& call) {
   // SET LOCAL to send: per_transaction_timeout): the call is a prepared statement of the session.
   // Through a transaction-pooling PgBouncer (mode off) it stays the simple query, which needs
   // nothing of the server session it lands on.
-  if (lease.statements().mode() == StatementMode::prepared && rr::fiber::active()) {
-    return run_prepared_on_fiber(open_session(lease.conn()), lease.pooled().prepared_calls(), call,
-                                 &lease.pooled().socket_watch());
+  const auto deadline = deadline_after(lease.pooled().call_timeout());
+  try {
+    if (lease.statements().mode() == StatementMode::prepared && rr::fiber::active()) {
+      return run_prepared_on_fiber(open_session(lease.conn()), lease.pooled().prepared_calls(), call,
+                                   &lease.pooled().socket_watch(), deadline);
+    }
+    return run_one_trip_watched(lease.conn(), call, lease.statement_timeout(), &lease.pooled().socket_watch(),
+                                deadline);
+  } catch (const CallTimedOut&) {
+    // The answer may still come: closing the session is the only way to be sure no later call
+    // reads it. The pool drops a closed connection when the lease goes back; the server ends the
+    // statement at its statement_timeout, or when it next writes to the closed socket.
+    lease.conn().disconnect();
+    log::warn("database call passed DATABASE_CALL_TIMEOUT: its connection is closed and dropped from the pool",
+              {{"function", call.function}, {"call_timeout", lease.pooled().call_timeout()}});
+    throw;
   }
-  return run_one_trip_watched(lease.conn(), call, lease.statement_timeout(), &lease.pooled().socket_watch());
 }
 
 bool has_sqlstate(const std::exception& error, std::string_view sqlstate) {

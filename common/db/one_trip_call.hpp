@@ -63,7 +63,16 @@ void append_escaped(PGconn* conn, std::string& query, const std::string& value);
 // (the runner then answers "retry with the same key", which resumes from wherever the database
 // has the key); a session already lost is pqxx::broken_connection without sending.
 Result run_one_trip(Connection& conn, const Call& call, std::chrono::milliseconds statement_timeout);
-// The same on a pooled connection, bounded by its statement_timeout(). On a fiber its socket stays
+// A call on a request fiber that had no answer within its connection's call_timeout
+// (DATABASE_CALL_TIMEOUT): the session was closed (whether the call committed is unknown, as for
+// any broken connection, which this is) and its pool drops it. Logged once where it happens.
+class CallTimedOut : public pqxx::broken_connection {
+ public:
+  using pqxx::broken_connection::broken_connection;
+};
+
+// The same on a pooled connection, bounded by its statement_timeout() and, on a fiber, by its
+// call_timeout(): past it, CallTimedOut and the connection discarded. On a fiber its socket stays
 // registered with the I/O thread from one call to the next (PooledConnection::socket_watch), and
 // in prepared-statement mode, where the session carries its bound, the call is a prepared
 // statement of the session (prepared_calls.hpp) instead of the simple query.

@@ -11,6 +11,11 @@ namespace rr::db {
 struct SessionOptions {
   StatementMode statements = StatementMode::prepared;
   std::chrono::milliseconds statement_timeout{30000};  // per statement; 0: none
+  // How long a request fiber waits for one call's answer on its pooled connection before giving
+  // up on it (0: no bound): the connection is discarded, never returned to the pool, and the call
+  // fails as an outage (one_trip_call.hpp). The server's statement_timeout normally answers first;
+  // this bounds what the server cannot: a partitioned or stopped server, PgBouncer or backend.
+  std::chrono::milliseconds call_timeout{35000};
 };
 
 // Where the bound is set. A session of our own (prepared-statement mode: a transaction-pooling

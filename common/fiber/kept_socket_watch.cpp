@@ -9,6 +9,7 @@
 #include <boost/asio/execution/context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/query.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/system/system_error.hpp>
 #include <cerrno>
 #include <mutex>
@@ -49,8 +50,8 @@ namespace {
   throw boost::system::system_error(error_code(errno, boost::system::system_category()), what);
 }
 
-void wait_for(const std::shared_ptr<KeptSocketWatch::State>& state, const SocketIdentity& socket,
-              asio::posix::descriptor_base::wait_type type) {
+bool wait_for(const std::shared_ptr<KeptSocketWatch::State>& state, const SocketIdentity& socket,
+              asio::posix::descriptor_base::wait_type type, std::chrono::steady_clock::time_point deadline) {
   Context* self = current();
   if (self == nullptr) throw std::logic_error("KeptSocketWatch waits on a request fiber only");
   auto executor = self->yield.get_executor();
@@ -79,8 +80,28 @@ void wait_for(const std::shared_ptr<KeptSocketWatch::State>& state, const Socket
   // The mutex is not held across the suspension. Only this fiber (the socket's owner is in a
   // call) or the io_context's own shutdown can drop the registration meanwhile.
   error_code ec;
+  if (deadline == std::chrono::steady_clock::time_point::max()) {
+    suspended([&](auto& yield) { descriptor->async_wait(type, yield[ec]); });
+    if (ec) throw boost::system::system_error(ec, "waiting on a watched socket");
+    return true;
+  }
+  // The timer runs on this fiber's thread, as the wait does: its expiry cancels the wait there. An
+  // expiry already queued when the wait ended finds `waiting` false and touches nothing.
+  auto waiting = std::make_shared<bool>(true);
+  auto timed_out = std::make_shared<bool>(false);
+  asio::steady_timer timer(executor, deadline);
+  timer.async_wait([waiting, timed_out, descriptor](error_code expired) {
+    if (expired || !*waiting) return;
+    *timed_out = true;
+    error_code ignored;
+    descriptor->cancel(ignored);
+  });
   suspended([&](auto& yield) { descriptor->async_wait(type, yield[ec]); });
+  *waiting = false;
+  timer.cancel();
+  if (*timed_out) return false;
   if (ec) throw boost::system::system_error(ec, "waiting on a watched socket");
+  return true;
 }
 
 }  // namespace
@@ -92,12 +113,12 @@ KeptSocketWatch::~KeptSocketWatch() {
   state_->release_locked();
 }
 
-void KeptSocketWatch::wait_readable(const SocketIdentity& socket) {
-  wait_for(state_, socket, asio::posix::descriptor_base::wait_read);
+bool KeptSocketWatch::wait_readable(const SocketIdentity& socket, std::chrono::steady_clock::time_point deadline) {
+  return wait_for(state_, socket, asio::posix::descriptor_base::wait_read, deadline);
 }
 
-void KeptSocketWatch::wait_writable(const SocketIdentity& socket) {
-  wait_for(state_, socket, asio::posix::descriptor_base::wait_write);
+bool KeptSocketWatch::wait_writable(const SocketIdentity& socket, std::chrono::steady_clock::time_point deadline) {
+  return wait_for(state_, socket, asio::posix::descriptor_base::wait_write, deadline);
 }
 
 long KeptSocketWatch::registrations_made() const {

@@ -18,6 +18,7 @@
 // Asio-free, as fiber.hpp is: the database code uses it without taking on Asio.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 namespace rr::fiber {
@@ -37,11 +38,13 @@ class KeptSocketWatch {
   KeptSocketWatch(const KeptSocketWatch&) = delete;
   KeptSocketWatch& operator=(const KeptSocketWatch&) = delete;
 
-  // Suspends the calling fiber (only on one) until the socket is readable or writable. No deadline
-  // of its own: a one-trip call is bounded by the server's statement_timeout. Throws
-  // boost::system::system_error when the socket cannot be watched.
-  void wait_readable(const SocketIdentity& socket);
-  void wait_writable(const SocketIdentity& socket);
+  // Suspends the calling fiber (only on one) until the socket is readable or writable, or until
+  // `deadline` (false then; time_point::max() arms no timer). Throws boost::system::system_error
+  // when the socket cannot be watched.
+  bool wait_readable(const SocketIdentity& socket,
+                     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  bool wait_writable(const SocketIdentity& socket,
+                     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
   // How many registrations this watch has made: for tests, which prove by it that a second call
   // on the same thread registers nothing.
