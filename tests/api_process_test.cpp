@@ -3,7 +3,10 @@
 #include <signal.h>
 
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <future>
+#include <memory>
+#include <pqxx/pqxx>
 #include <thread>
 
 #include "common/http/client.hpp"
@@ -23,6 +26,24 @@ const std::string& kForm = RideFixture::kDefaultForm;
 struct ApiProcessFixture : ApiFixture {
   http::ClientResponse post(const std::string& key, const std::string& body = kForm) {
     return api->post_ride(token, key, body);
+  }
+  // Another session holds alice's row FOR UPDATE until the returned transaction ends: a new key's
+  // insert checks its foreign key with FOR KEY SHARE and waits behind it, as a statement behind
+  // any stuck lock would.
+  std::unique_ptr<pqxx::work> lock_alices_row(pqxx::connection& other) {
+    auto holder = std::make_unique<pqxx::work>(other);
+    holder->exec("SELECT 1 FROM users WHERE email = 'alice@example.com' FOR UPDATE");
+    return holder;
+  }
+  // POST /rides for `key` behind that lock: it must be answered 503 with Retry-After within five
+  // seconds, whatever bound answered it.
+  http::ClientResponse post_stuck(const std::string& key) {
+    auto started = std::chrono::steady_clock::now();
+    auto stuck = post(key);
+    BOOST_TEST(stuck.status == 503, stuck.body);
+    BOOST_TEST(!stuck.header("Retry-After").empty());
+    BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
+    return stuck;
   }
 };
 
@@ -192,17 +213,11 @@ BOOST_AUTO_TEST_CASE(bad_configuration_exits_2_naming_the_variable) {
 
 BOOST_AUTO_TEST_CASE(a_statement_stuck_past_database_statement_timeout_is_a_503_and_the_retry_is_charged_once) {
   start_api({{"DATABASE_STATEMENT_TIMEOUT", "0.5"}, {"DATABASE_POOL_SIZE", "1"}});
-  // Another session holds alice's row FOR UPDATE: the key's insert checks its foreign key with
-  // FOR KEY SHARE and waits behind it, as a statement behind any stuck lock would.
   pqxx::connection other(db.direct_url());
-  auto holder = std::make_unique<pqxx::work>(other);
-  holder->exec("SELECT 1 FROM users WHERE email = 'alice@example.com' FOR UPDATE");
+  auto holder = lock_alices_row(other);
   auto key = new_key();
-  auto started = std::chrono::steady_clock::now();
-  auto stuck = post(key);
-  BOOST_TEST(stuck.status == 503, stuck.body);
+  auto stuck = post_stuck(key);
   BOOST_TEST(stuck.header("Retry-After") == "2");
-  BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
   BOOST_TEST(api->output().find("statement timeout") != std::string::npos, api->output());
   holder->commit();
   holder.reset();
@@ -226,14 +241,9 @@ BOOST_AUTO_TEST_CASE(a_call_stuck_past_database_call_timeout_is_a_503_and_the_po
   // on a worker, whose calls DATABASE_STATEMENT_TIMEOUT bounds instead).
   BOOST_TEST(api->get("/rides", token).status == 200);
   pqxx::connection other(db.direct_url());
-  auto holder = std::make_unique<pqxx::work>(other);
-  holder->exec("SELECT 1 FROM users WHERE email = 'alice@example.com' FOR UPDATE");
+  auto holder = lock_alices_row(other);
   auto key = new_key();
-  auto started = std::chrono::steady_clock::now();
-  auto stuck = post(key);
-  BOOST_TEST(stuck.status == 503, stuck.body);
-  BOOST_TEST(!stuck.header("Retry-After").empty());
-  BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
+  post_stuck(key);
   BOOST_TEST(api->wait_for_output("database call passed DATABASE_CALL_TIMEOUT", std::chrono::seconds(2)),
              api->output());
   auto listed = api->get("/rides", token);  // the lock is still held
