@@ -147,6 +147,19 @@ struct CoalescedCallsFixture {
     run_fibers(queued_behind_one(calls, 1, first, ns, got, [&] { holder_exec("SELECT pg_advisory_unlock(7)"); }));
   }
 
+  // A `release` for queued_behind_one: lock 7 given up, so the batch starts and waits for lock 8;
+  // then its statement is ended with `stop` (pg_cancel_backend: 57014, as a statement timeout
+  // ends it; pg_terminate_backend: its session lost) and lock 8 is given up.
+  std::function<void()> interrupt_the_batch(const std::string& stop) {
+    return [this, stop] {
+      holder_exec("SELECT pg_advisory_unlock(7)");
+      wait_until_true("SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 8 AND NOT granted");
+      scalar_from_worker("SELECT " + stop +
+                         "(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objid = 8 AND NOT l.granted");
+      holder_exec("SELECT pg_advisory_unlock(8)");
+    };
+  }
+
   std::string done() { return db.scalar("SELECT string_agg(n::text, ',' ORDER BY n) FROM done"); }
 };
 
@@ -209,15 +222,7 @@ BOOST_AUTO_TEST_CASE(a_batch_cancelled_in_flight_answers_every_request_as_an_out
   rr::db::CoalescedCalls calls(64);
   Got first;
   std::vector<Got> got(3);
-  run_fibers(queued_behind_one(calls, 1, first, {2, 3, 4}, got, [&] {
-    holder_exec("SELECT pg_advisory_unlock(7)");
-    // The batch now waits for lock 8: cancel its statement (57014, as a statement timeout is).
-    wait_until_true("SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 8 AND NOT granted");
-    scalar_from_worker(
-        "SELECT pg_cancel_backend(l.pid) FROM pg_locks l "
-        "WHERE l.locktype = 'advisory' AND l.objid = 8 AND NOT l.granted");
-    holder_exec("SELECT pg_advisory_unlock(8)");
-  }));
+  run_fibers(queued_behind_one(calls, 1, first, {2, 3, 4}, got, interrupt_the_batch("pg_cancel_backend")));
 
   BOOST_REQUIRE(first.answer.has_value());
   BOOST_TEST(first.value() == 10);
@@ -364,15 +369,7 @@ BOOST_AUTO_TEST_CASE(a_lost_connection_reaches_every_request_of_its_batch_and_no
   rr::db::CoalescedCalls calls(64);
   Got first;
   std::vector<Got> got(3);
-  run_fibers(queued_behind_one(calls, 1, first, {2, 3, 4}, got, [&] {
-    holder_exec("SELECT pg_advisory_unlock(7)");
-    // The batch now waits for lock 8: end its session under it.
-    wait_until_true("SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 8 AND NOT granted");
-    scalar_from_worker(
-        "SELECT pg_terminate_backend(a.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-        "WHERE l.locktype = 'advisory' AND l.objid = 8 AND NOT l.granted");
-    holder_exec("SELECT pg_advisory_unlock(8)");
-  }));
+  run_fibers(queued_behind_one(calls, 1, first, {2, 3, 4}, got, interrupt_the_batch("pg_terminate_backend")));
 
   BOOST_REQUIRE(first.answer.has_value());
   BOOST_TEST(first.value() == 10);
