@@ -23,13 +23,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-ok() { echo "ok: $*"; }
-step() { echo "[backup_restore_test $(date +%T)] $*"; }
+# shellcheck source=tests/support/checks.sh
+source "$(dirname "$0")/support/checks.sh"
 
 step "starting the plain cluster"
 eval "$("$cluster" start "$dir" --bin-dir "$bin_dir" 2>"$dir.start.log")" || { tail -n 20 "$dir.start.log" >&2; exit 1; }

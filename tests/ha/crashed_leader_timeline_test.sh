@@ -32,13 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-ok() { echo "ok: $*"; }
-step() { echo "[crashed_leader_timeline_test $(date +%T)] $*"; }
+# shellcheck source=tests/support/checks.sh
+source "$(dirname "$0")/../support/checks.sh"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 sql() { psql -X -At -h "$dir" -p "$1" -U postgres -d postgres -c "$2"; }
 until_sql() {
