@@ -8,8 +8,6 @@
 #include <chrono>
 #include <future>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "common/http/server.hpp"
 #include "support/plain_text.hpp"
 #include "support/raw_connection.hpp"
+#include "support/spinning_server.hpp"
 
 using namespace std::chrono_literals;
 using rr::http::ConnectionState;
@@ -27,6 +26,7 @@ using rr::test::body_of;
 using rr::test::header_of;
 using rr::test::plain_text;
 using rr::test::RawConnection;
+using rr::test::SpinningServer;
 using rr::test::status_of;
 
 namespace {
@@ -144,53 +144,16 @@ BOOST_AUTO_TEST_CASE(a_pipelined_request_behind_a_slow_one_waits_for_the_first_a
   BOOST_TEST(paths.most_at_once.load() == 1);
 }
 
-namespace {
-
-// Two I/O threads; the in-memory answer spins on the I/O thread so that the first one gets busy and
-// the balance takes the second in, and connections move there between requests.
-struct SpinningServer {
-  SpinningServer()
-      : server(
-            [] {
-              rr::http::ServerOptions options;
-              options.io_threads = 2;
-              options.worker_threads = 1;
-              return options;
-            }(),
-            [](const Request&) { return Response{}; }, rr::http::Triage([this](Request& request) {
-              auto until = std::chrono::steady_clock::now() + 1ms;
-              while (std::chrono::steady_clock::now() < until) {
-              }
-              {
-                std::lock_guard lock(mutex);
-                threads.insert(std::this_thread::get_id());
-              }
-              return rr::http::Dispatch{plain_text(request.path), rr::http::Lane::workers};
-            })) {
-    server.start();
-  }
-  std::size_t threads_seen() {
-    std::lock_guard lock(mutex);
-    return threads.size();
-  }
-
-  std::mutex mutex;
-  std::set<std::thread::id> threads;
-  rr::http::Server server;
-};
-
-}  // namespace
-
 // Moved mid-request: each answer goes out with the next request's first half already read ahead;
 // a connection that moves then carries that half to the new thread, where the rest completes it.
 BOOST_AUTO_TEST_CASE(a_connection_moved_to_another_thread_finishes_the_request_it_had_begun) {
-  SpinningServer spinning;
+  SpinningServer spinning(1ms);
   std::atomic<bool> stop{false};
   std::atomic<int> wrong{0}, answered{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < 4; ++c) {
     clients.emplace_back([&, c] {
-      RawConnection connection(spinning.server.port());
+      RawConnection connection(spinning.server().port());
       std::string next = "/c" + std::to_string(c) + "-0";
       connection.send(get(next).substr(0, 9));  // "GET /cN-0": half a request line
       for (int i = 1; !stop; ++i) {
@@ -217,7 +180,7 @@ BOOST_AUTO_TEST_CASE(a_connection_moved_to_another_thread_finishes_the_request_i
   BOOST_TEST(spinning.threads_seen() == 2u);  // connections accepted on the first thread moved
   BOOST_TEST(wrong.load() == 0);
   BOOST_TEST(answered.load() >= after + 200);
-  spinning.server.stop();
+  spinning.server().stop();
 }
 
 // Graceful stop while reading: a request that has begun is read to its end and answered, as the

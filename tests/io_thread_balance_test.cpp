@@ -7,8 +7,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,9 +14,11 @@
 #include "common/http/io_thread_balance.hpp"
 #include "common/http/server.hpp"
 #include "support/raw_connection.hpp"
+#include "support/spinning_server.hpp"
 
 using namespace std::chrono_literals;
 using rr::http::IoThreadBalance;
+using rr::test::SpinningServer;
 
 namespace {
 
@@ -93,43 +93,6 @@ BOOST_AUTO_TEST_CASE(the_threads_in_use_never_exceed_the_threads_and_one_thread_
 
 namespace {
 
-// A server of two I/O threads whose in-memory answer costs `spin` of CPU on the I/O thread and
-// notes which thread gave it.
-struct SpinningServer {
-  explicit SpinningServer(std::chrono::microseconds spin)
-      : server(
-            [] {
-              rr::http::ServerOptions options;
-              options.io_threads = 2;
-              options.worker_threads = 1;
-              return options;
-            }(),
-            [](const rr::http::Request&) { return rr::http::Response{}; },
-            rr::http::Triage([this, spin](rr::http::Request& request) {
-              auto until = std::chrono::steady_clock::now() + spin;
-              while (std::chrono::steady_clock::now() < until) {
-              }
-              {
-                std::lock_guard lock(mutex);
-                threads.insert(std::this_thread::get_id());
-              }
-              rr::http::Response response;
-              response.content_type = "text/plain";
-              response.body = request.path;
-              return rr::http::Dispatch{std::move(response), rr::http::Lane::workers};
-            })) {
-    server.start();
-  }
-  std::size_t threads_seen() {
-    std::lock_guard lock(mutex);
-    return threads.size();
-  }
-
-  std::mutex mutex;
-  std::set<std::thread::id> threads;
-  rr::http::Server server;
-};
-
 std::string get(std::string_view path) { return "GET " + std::string(path) + " HTTP/1.1\r\nHost: test\r\n\r\n"; }
 
 }  // namespace
@@ -141,7 +104,7 @@ BOOST_AUTO_TEST_CASE(busy_connections_spread_to_the_second_thread_with_their_pip
   std::vector<std::thread> clients;
   for (int c = 0; c < 4; ++c) {
     clients.emplace_back([&, c] {
-      rr::test::RawConnection connection(spinning.server.port());
+      rr::test::RawConnection connection(spinning.server().port());
       for (int i = 0; !stop; ++i) {
         // Two requests in one write: the second is read ahead with the first, and must be
         // answered, in order, wherever the connection is by then.
@@ -168,7 +131,7 @@ BOOST_AUTO_TEST_CASE(busy_connections_spread_to_the_second_thread_with_their_pip
   BOOST_TEST(spinning.threads_seen() == 2u);
   BOOST_TEST(wrong == 0);
   BOOST_TEST(answered >= after + 200);
-  spinning.server.stop();
+  spinning.server().stop();
 }
 
 BOOST_AUTO_TEST_CASE(light_traffic_stays_on_one_thread) {
@@ -177,7 +140,7 @@ BOOST_AUTO_TEST_CASE(light_traffic_stays_on_one_thread) {
   std::atomic<int> wrong{0};
   for (int c = 0; c < 4; ++c) {
     clients.emplace_back([&] {
-      rr::test::RawConnection connection(spinning.server.port());
+      rr::test::RawConnection connection(spinning.server().port());
       for (int i = 0; i < 100; ++i) {
         connection.send(get("/light"));
         if (rr::test::body_of(connection.read_response()) != "/light") ++wrong;
@@ -188,5 +151,5 @@ BOOST_AUTO_TEST_CASE(light_traffic_stays_on_one_thread) {
   for (auto& client : clients) client.join();
   BOOST_TEST(wrong == 0);
   BOOST_TEST(spinning.threads_seen() == 1u);
-  spinning.server.stop();
+  spinning.server().stop();
 }
