@@ -13,6 +13,7 @@
 #include <memory>
 #include <thread>
 
+#include "common/fiber/descriptor_wait.hpp"
 #include "common/fiber/fiber.hpp"
 #include "common/fiber/fiber_context.hpp"
 #include "common/fiber/stack_pool.hpp"
@@ -110,34 +111,17 @@ std::shared_ptr<Waker> Waker::for_this_fiber() {
 }
 
 struct SocketWatch::Impl {
-  explicit Impl(const asio::any_io_executor& executor, int socket) : descriptor(executor, socket), timer(executor) {}
+  explicit Impl(const asio::any_io_executor& executor, int socket) : descriptor(executor, socket) {}
   ~Impl() {
     error_code ignored;
     descriptor.cancel(ignored);
     descriptor.release();  // the socket is libpq's: deregister it, never close it
   }
   bool wait(asio::posix::descriptor_base::wait_type type, std::chrono::steady_clock::time_point deadline) {
-    error_code ec;
-    // Without a deadline (a one-trip call, bounded by the server's statement_timeout) no timer is
-    // armed: that is two SQL waits per request that schedule and cancel nothing.
-    if (deadline == std::chrono::steady_clock::time_point::max()) {
-      suspended([&](auto& yield) { descriptor.async_wait(type, yield[ec]); });
-      return true;
-    }
-    bool timed_out = false;
-    timer.expires_at(deadline);
-    timer.async_wait([this, &timed_out](error_code ec) {
-      if (ec) return;
-      timed_out = true;
-      error_code ignored;
-      descriptor.cancel(ignored);
-    });
-    suspended([&](auto& yield) { descriptor.async_wait(type, yield[ec]); });
-    timer.cancel();
-    return !timed_out;
+    error_code ec;  // an error of the wait itself: libpq's next read or write reports the socket's
+    return wait_until_ready(descriptor, type, deadline, ec);
   }
   asio::posix::stream_descriptor descriptor;
-  asio::steady_timer timer;
 };
 
 SocketWatch::SocketWatch(int socket) : impl_(std::make_unique<Impl>(running->yield.get_executor(), socket)) {}

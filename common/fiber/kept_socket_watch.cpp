@@ -9,12 +9,12 @@
 #include <boost/asio/execution/context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/query.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/system/system_error.hpp>
 #include <cerrno>
 #include <mutex>
 
 #include "common/fiber/context_shutdown_watch.hpp"
+#include "common/fiber/descriptor_wait.hpp"
 #include "common/fiber/fiber_context.hpp"
 
 namespace rr::fiber {
@@ -80,26 +80,7 @@ bool wait_for(const std::shared_ptr<KeptSocketWatch::State>& state, const Socket
   // The mutex is not held across the suspension. Only this fiber (the socket's owner is in a
   // call) or the io_context's own shutdown can drop the registration meanwhile.
   error_code ec;
-  if (deadline == std::chrono::steady_clock::time_point::max()) {
-    suspended([&](auto& yield) { descriptor->async_wait(type, yield[ec]); });
-    if (ec) throw boost::system::system_error(ec, "waiting on a watched socket");
-    return true;
-  }
-  // The timer runs on this fiber's thread, as the wait does: its expiry cancels the wait there. An
-  // expiry already queued when the wait ended finds `waiting` false and touches nothing.
-  auto waiting = std::make_shared<bool>(true);
-  auto timed_out = std::make_shared<bool>(false);
-  asio::steady_timer timer(executor, deadline);
-  timer.async_wait([waiting, timed_out, descriptor](error_code expired) {
-    if (expired || !*waiting) return;
-    *timed_out = true;
-    error_code ignored;
-    descriptor->cancel(ignored);
-  });
-  suspended([&](auto& yield) { descriptor->async_wait(type, yield[ec]); });
-  *waiting = false;
-  timer.cancel();
-  if (*timed_out) return false;
+  if (!wait_until_ready(*descriptor, type, deadline, ec)) return false;
   if (ec) throw boost::system::system_error(ec, "waiting on a watched socket");
   return true;
 }
