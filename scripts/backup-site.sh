@@ -141,6 +141,18 @@ backup_write_metrics() {
 # when no backup reaches it.
 backup_target() { backup_info_json "$1" | python3 "$backup_info" target "$2"; }
 
+# backup_check_restore_target CONFIG TO: before anything stops, with TO (RFC 3339) the target
+# as recovery_target_time, with TO empty (--latest) nothing; one line and status 1 when no backup
+# reaches TO, or there is no backup at all.
+backup_check_restore_target() {
+  if [ -n "$2" ]; then
+    backup_target "$1" "$2"
+  elif ! backup_info_json "$1" | python3 "$backup_info" newest >/dev/null; then
+    backup_say "restore: there is no backup to restore from (take one with backup --full)"
+    return 1
+  fi
+}
+
 # backup_flush CONFIG: a WAL switch that returns once the segment is in the repository, so that
 # --latest restores every commit made so far.
 backup_flush() {
@@ -231,6 +243,33 @@ backup_close_writes() {
     { backup_say "could not close writes (INSERT INTO write_fences failed)"; return 1; }
   backup_writes_closed=1
   backup_say "writes closed (write_fences id $id, reconcile since $since)"
+}
+
+# backup_fence_restored CONFIG CONNINFO TO RESTORED: once the restored PostgreSQL is a primary,
+# before any daemon writes: writes closed from the restore point less the margin. The restore
+# point is TO (--to), else RESTORED (the last transaction replayed), else the newest backup's end.
+# Sets restore_time and restore_since.
+backup_fence_restored() {
+  local config=$1 conninfo=$2 to=$3 restored=$4
+  if [ -n "$to" ]; then restore_time=$to
+  elif [ -n "$restored" ]; then restore_time=$restored
+  else restore_time=$(backup_info_json "$config" | python3 "$backup_info" newest)
+  fi
+  restore_since=$(backup_margin_since "$restore_time")
+  backup_close_writes "$conninfo" "$restore_time" "$restore_since"
+}
+
+# backup_restore_report RESTORED: what a restore prints on stdout when it is done.
+backup_restore_report() {
+  echo "restored to: $restore_time (last transaction replayed: ${1:-none after the backup})"
+  echo "reconcile since: $restore_since"
+}
+
+# backup_env_file_variables FILE: the NAME=VALUE lines of a daemons' environment file (as
+# scripts/env-file.sh writes it, or the package's /etc/rocket-rides/rocket-rides.env), one pair of
+# quotes around a value taken off; comments and blank lines skipped.
+backup_env_file_variables() {
+  sed -n -E "/^[A-Za-z_][A-Za-z_0-9]*=/{s/^([^=]*)='(.*)'\$/\1=\2/;s/^([^=]*)=\"(.*)\"\$/\1=\2/;p}" "$1"
 }
 
 # backup_reconcile API_BINARY SINCE ENV...: the reconciliation pass over [SINCE, now] with the

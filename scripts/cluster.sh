@@ -617,52 +617,29 @@ restore() {
   local config target=""
   config=$(backup_repo_config) || exit 1
   # Before anything stops: a target no backup reaches fails here, in one line.
-  if [ -n "$to" ]; then
-    target=$(backup_target "$config" "$to") || exit 1
-  elif ! backup_info_json "$config" | python3 "$backup_info" newest >/dev/null; then
-    die "restore: there is no backup to restore from (take one: $0 backup $dir --full)"
-  fi
+  target=$(backup_check_restore_target "$config" "$to") || exit 1
   say_clock=$SECONDS
   if [ "${HA:-}" = 1 ]; then restore_ha "$target" "$to"; else restore_plain "$target" "$to"; fi
   say "restored"
 }
 
-postgres_alive_plain() { [ -f "$dir/servers/pg/postmaster.pid" ] && kill -0 "$(head -n 1 "$dir/servers/pg/postmaster.pid")" 2>/dev/null; }
-
 restore_plain() {
-  local target=$1 to=$2 config conninfo restored since
-  config=$(backup_config_here)
-  conninfo=$(backup_conninfo_here)
-  if [ -z "$to" ] && postgres_alive_plain; then
-    # PostgreSQL still runs: what it has not archived yet goes to the repository first.
-    backup_flush "$config" || say "WARNING: restoring what the archive holds; later commits are lost"
-  fi
-  # The provider's stand-in and HAProxy stay up: they hold no database state (the stand-in's
-  # records are what reconciliation reads).
-  say "stopping the daemons and PgBouncer, then PostgreSQL"
+  # The PostgreSQL part is the local servers' own restore (scripts/local-servers.sh restore: the
+  # archive flushed for --latest, the data restored, recovery, writes closed); around it, what
+  # only the cluster has: its daemons and PgBouncer stopped first (the stand-in provider and
+  # HAProxy stay up: they hold no database state, and the provider's records are what
+  # reconciliation reads), started again after, and the reconciliation pass with their settings.
+  local to=$2 out
+  say "stopping the daemons and PgBouncer"
   stop_members "${app_members[@]}"
   stop_members pgbouncer
-  "$local_servers" postgres-stop "$dir/servers"
-  backup_restore_data "$config" "$dir/servers/pg" "$target"
-  say "starting PostgreSQL: it replays the archive$([ -n "$to" ] && echo " to $to") and promotes"
-  "$local_servers" postgres-start "$dir/servers" >/dev/null || die "restore: PostgreSQL did not start on the restored data"
-  backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" postgres_alive_plain ||
-    { tail -n 20 "$dir/servers/pg/server.log" >&2; die "restore: recovery did not finish"; }
-  restored=$(backup_after_promote "$conninfo")
-  after_restore "$config" "$conninfo" "$to" "$restored"
-}
-
-restore_fence() {
-  # restore_fence CONFIG CONNINFO TO RESTORED: once the restored PostgreSQL is a primary, before
-  # any daemon runs: writes closed from the restore point less the margin. Sets restore_time and
-  # restore_since.
-  local config=$1 conninfo=$2 to=$3 restored=$4
-  if [ -n "$to" ]; then restore_time=$to
-  elif [ -n "$restored" ]; then restore_time=$restored
-  else restore_time=$(backup_info_json "$config" | python3 "$backup_info" newest)
-  fi
-  restore_since=$(backup_margin_since "$restore_time")
-  backup_close_writes "$conninfo" "$restore_time" "$restore_since"
+  local -a how=(--latest)
+  if [ -n "$to" ]; then how=(--to "$to"); fi
+  out=$("$local_servers" restore "$dir/servers" "${how[@]}" --postgres-only) || die "restore: the PostgreSQL restore failed"
+  restore_time=$(sed -n 's/^restored to: \([^ ]*\) .*/\1/p' <<<"$out")
+  restore_since=$(sed -n 's/^reconcile since: //p' <<<"$out")
+  after_restore "$(backup_config_here)"
+  echo "$out"
 }
 
 restore_reconcile() {
@@ -672,14 +649,8 @@ restore_reconcile() {
   backup_reconcile "$BIN_DIR/rocket-rides-api" "$restore_since" "${member_env[@]}"
 }
 
-restore_report() {
-  echo "restored to: $restore_time (last transaction replayed: ${1:-none after the backup})"
-  echo "reconcile since: $restore_since"
-}
-
 after_restore() {
-  local config=$1 conninfo=$2 to=$3 restored=$4
-  restore_fence "$config" "$conninfo" "$to" "$restored"
+  local config=$1
   # The completers after the restore's own reconciliation: their continuous pass would otherwise
   # race it for the lease, and they should re-drive unfinished keys only once what the restore
   # lost has been rebuilt.
@@ -691,7 +662,6 @@ after_restore() {
   # The backups taken before the restore are of another history past the restore point: a later
   # restore starts from this one.
   backup_take "$config" full >/dev/null
-  restore_report "$restored"
 }
 
 node_data() { echo "$dir/patroni/n$1/data"; }
@@ -744,7 +714,7 @@ restore_ha() {
   backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" node_postgres_alive "$n" ||
     { tail -n 20 "$dir/patroni/n$n/restore.log" >&2; die "restore: recovery did not finish"; }
   restored=$(backup_after_promote "$conninfo")
-  restore_fence "$config" "$conninfo" "$to" "$restored"
+  backup_fence_restored "$config" "$conninfo" "$to" "$restored"
   # The standbys are built from the repository's newest backup: one of this history.
   backup_take "$config" full >/dev/null
   as_postgres "$PG_BIN_DIR/pg_ctl" -w -t 60 -D "$(node_data "$n")" -m fast stop >/dev/null
@@ -777,7 +747,7 @@ restore_ha() {
   start_app_members --no-completers
   restore_reconcile
   start_completers
-  restore_report "$restored"
+  backup_restore_report "$restored"
 }
 
 start_app_members() {

@@ -8,6 +8,18 @@
 #   scripts/local-servers.sh env DIR              print the export lines again
 #   scripts/local-servers.sh postgres-stop DIR    stop PostgreSQL alone (a restore: Redis stays)
 #   scripts/local-servers.sh postgres-start DIR   start it again, same port and options
+#   scripts/local-servers.sh backup DIR [--full|--diff]    a backup (servers started with --archive)
+#   scripts/local-servers.sh backups DIR          the list of backups, and the oldest restore point
+#   scripts/local-servers.sh restore DIR --to TIME|--latest [--reconcile ENV_FILE] [--bin-dir BIN]
+#                                                 [--postgres-only]
+#       PostgreSQL restored to TIME (RFC 3339) or to everything archived, writes closed until a
+#       reconciliation pass has run: with --reconcile, at once, as `rocket-rides-api reconcile`
+#       (from BIN, default build/bin, else PATH) under the daemons' environment file ENV_FILE
+#       (e.g. run.sh's .local/suite.env); without it, the command to run is printed. Then a full
+#       backup. --postgres-only stops after closing writes (scripts/cluster.sh reconciles with its
+#       own daemons' settings and takes the backup). Clients of the database (the daemons) may
+#       keep running: they reconnect, and the API answers writes 503 until reconciliation reopens
+#       them. Prints "restored to: ..." and "reconcile since: ..." on stdout.
 #
 # --fast turns fsync off (for correctness tests only; benchmarks keep durable commits).
 # --archive archives WAL through pgBackRest (scripts/backup-site.sh; docs/operations.md, "Backups
@@ -29,7 +41,7 @@ set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-  echo "usage: $0 start|stop|env|postgres-stop|postgres-start DIR [--fast] [--sentinel] [--archive]" >&2
+  echo "usage: $0 start|stop|env|postgres-stop|postgres-start|backup|backups|restore DIR [options]" >&2
   exit 2
 fi
 mkdir -p "$dir"
@@ -252,6 +264,99 @@ stop() {
   done
 }
 
+load_ports() {
+  [ -f "$dir/ports" ] || { echo "local-servers: no servers in $dir" >&2; exit 1; }
+  # shellcheck disable=SC1091
+  . "$dir/ports"
+}
+
+archiving_config() {
+  load_ports
+  if [ "${ARCHIVE:-}" != 1 ] || [ ! -f "$backup_config" ]; then
+    echo "local-servers: PostgreSQL in $dir does not archive (start it with --archive)" >&2
+    exit 1
+  fi
+  echo "$backup_config"
+}
+
+take_backup() {
+  local config kind=diff
+  config=$(archiving_config)
+  case "${1:-}" in
+    --full) kind=full ;;
+    --diff | "") ;;
+    *) echo "local-servers: backup: unknown option $1 (--full or --diff)" >&2; exit 2 ;;
+  esac
+  backup_take "$config" "$kind"
+}
+
+postgres_alive() { [ -f "$dir/pg/postmaster.pid" ] && kill -0 "$(head -n 1 "$dir/pg/postmaster.pid")" 2>/dev/null; }
+
+api_binary() {
+  local bin_dir=$1
+  if [ -n "$bin_dir" ]; then echo "$bin_dir/rocket-rides-api"
+  elif [ -x "$backup_site_repo/build/bin/rocket-rides-api" ]; then echo "$backup_site_repo/build/bin/rocket-rides-api"
+  else command -v rocket-rides-api || echo rocket-rides-api
+  fi
+}
+
+restore() {
+  local to="" latest="" env_file="" bin_dir="" postgres_only=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --to) to=${2:?--to needs a time (RFC 3339, e.g. 2026-11-27T12:00:00Z)}; shift 2 ;;
+      --latest) latest=1; shift ;;
+      --reconcile) env_file=${2:?--reconcile needs an environment file}; shift 2 ;;
+      --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift 2 ;;
+      --postgres-only) postgres_only=1; shift ;;
+      *) echo "local-servers: restore: unknown option $1" >&2; exit 2 ;;
+    esac
+  done
+  if { [ -n "$to" ] && [ -n "$latest" ]; } || { [ -z "$to" ] && [ -z "$latest" ]; }; then
+    echo "local-servers: restore: say --to TIME or --latest" >&2
+    exit 2
+  fi
+  if [ -n "$env_file" ] && [ ! -r "$env_file" ]; then echo "local-servers: restore: cannot read $env_file" >&2; exit 2; fi
+  local config target conninfo restored
+  load_ports
+  config=$(archiving_config)
+  conninfo="host=$dir/pg port=$PG_PORT user=postgres dbname=rocket_rides connect_timeout=5"
+  # Before anything stops: a target no backup reaches fails here, in one line.
+  target=$(backup_check_restore_target "$config" "$to") || exit 1
+  if [ -n "$latest" ] && postgres_alive; then
+    # PostgreSQL still runs: what it has not archived yet goes to the repository first.
+    backup_flush "$config" || backup_say "WARNING: restoring what the archive holds; later commits are lost"
+  fi
+  backup_say "stopping PostgreSQL"
+  stop_postgres
+  backup_restore_data "$config" "$dir/pg" "$target" || exit 1
+  backup_say "starting PostgreSQL: it replays the archive${to:+ to $to} and promotes"
+  start_postgres "${RESTORE_TIMEOUT:-600}"
+  backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" postgres_alive ||
+    { tail -n 20 "$dir/pg/server.log" >&2; exit 1; }
+  restored=$(backup_after_promote "$conninfo")
+  backup_fence_restored "$config" "$conninfo" "$to" "$restored" || exit 1
+  if [ -n "$postgres_only" ]; then
+    backup_restore_report "$restored"
+    return 0
+  fi
+  if [ -n "$env_file" ]; then
+    local -a variables=()
+    mapfile -t variables < <(backup_env_file_variables "$env_file")
+    if ! printf '%s\n' "${variables[@]}" | grep -q '^DATABASE_URL=.'; then
+      variables+=("DATABASE_URL=postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides")
+    fi
+    backup_reconcile "$(api_binary "$bin_dir")" "$restore_since" \
+      "PATH=/usr/local/bin:/usr/bin:/bin" "LANG=C.UTF-8" "${variables[@]}"
+  else
+    backup_say "writes stay closed until: rocket-rides-api reconcile --since $restore_since (with the daemons' settings)"
+  fi
+  # The backups taken before the restore are of another history past the restore point: a later
+  # restore starts from this one.
+  backup_take "$config" full >/dev/null
+  backup_restore_report "$restored"
+}
+
 case "$cmd" in
   start) shift 2; start "$@" ;;
   stop) stop ;;
@@ -263,5 +368,8 @@ case "$cmd" in
     # The log starts anew (a restore wiped the directory it was in).
     start_postgres "${PG_START_TIMEOUT:-600}"
     ;;
+  backup) shift 2; take_backup "$@" ;;
+  backups) backup_list "$(archiving_config)" ;;
+  restore) shift 2; restore "$@" ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;
 esac

@@ -13,7 +13,9 @@ mkdir -p .local
 servers_dir=$PWD/.local/servers
 stop_servers() { scripts/local-servers.sh stop "$servers_dir" || true; }
 trap stop_servers EXIT
-server_env=$(scripts/local-servers.sh start "$servers_dir")
+# --archive: the demo's database can be backed up and restored like production's
+# (scripts/local-servers.sh backup|backups|restore .local/servers, README "Backups and restore").
+server_env=$(scripts/local-servers.sh start "$servers_dir" --archive)
 eval "$server_env"
 
 build/bin/rocket-rides-api migrate
