@@ -9,6 +9,7 @@ import signal
 import sys
 import traceback
 
+from . import restore_drill
 from .base import REPO, SCRIPT, HarnessError, Stop, log
 from .netns import run_in_netns
 from .profiles import PROFILES
@@ -74,7 +75,6 @@ def main(argv):
         print("replay with: %s --profile %s --seed %d --bin-dir %s%s" % (
             os.path.relpath(SCRIPT), args.profile, args.seed, os.path.abspath(args.bin_dir),
             replayed_flags(args)), flush=True)
-        from . import restore_drill
         return restore_drill.run(args)
     if PROFILES[args.profile].get("topology") == "ha" and not args.inside_netns:
         if os.geteuid() != 0:
