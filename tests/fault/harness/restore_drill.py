@@ -29,17 +29,21 @@ report both (RESULT ... planted=orphan_charges:caught,reused_ids:caught), or the
 
 import collections
 import datetime
-import hashlib
 import json
 import os
 import random
+import shutil
+import tempfile
 import threading
 import time
 import urllib.parse
 import uuid
 
-# Set by run(): the fault suite's module (run, http_call, log, random_ride_params, HarnessError, ...).
-fs = None
+from .base import CLUSTER, STRIPE_KEY, HarnessError, log, run as run_command
+from .net import http_call
+from .restore_checker import HOSTILE_KEY_PREFIX, check_restore
+from .traffic import random_ride_params
+
 
 PROFILES = {
     # seconds of traffic before the backup, after it, and per round; clients; cancel share
@@ -48,7 +52,6 @@ PROFILES = {
     # The checker's self-test alone: one short round, then the plants.
     "restore-plant": dict(before=8, after=8, clients=4, rounds=("to",)),
 }
-HOSTILE_KEY_PREFIX = "hostile-restore-"
 RETRY_SAMPLE = 0.3  # share of the requests a client saw finish that it retries after the restore
 
 
@@ -95,7 +98,7 @@ class Clients:
         headers = {"Authorization": "Bearer " + req.user[1], "Idempotency-Key": req.key,
                    "Content-Type": "application/x-www-form-urlencoded"}
         try:
-            status, _, data = fs.http_call(self.port, "POST", req.path, urllib.parse.urlencode(req.params),
+            status, _, data = http_call(self.port, "POST", req.path, urllib.parse.urlencode(req.params),
                                            headers, timeout=timeout)
         except OSError:
             return None
@@ -114,7 +117,7 @@ class Clients:
         patient = index % 2 == 0  # retries until it sees an answer; the others give up after 2 tries
         while not self.stop.is_set():
             user = rng.choice(self.users)
-            req = Request(user, "ride", "/rides", fs.random_ride_params(rng))
+            req = Request(user, "ride", "/rides", random_ride_params(rng))
             with self.lock:
                 self.requests.append(req)
             self._until_final(req, patient)
@@ -141,11 +144,11 @@ class Clients:
             body, ctype = rng.choice([("origin_lat=1.5", "application/x-www-form-urlencoded"),
                                       ('{"origin_lat":1.5,"origin_lat":1.5}', "application/json"),
                                       ("{not json", "application/json"),
-                                      (urllib.parse.urlencode(fs.random_ride_params(rng)) + "\x00", "text/plain")])
+                                      (urllib.parse.urlencode(random_ride_params(rng)) + "\x00", "text/plain")])
             headers = {"Authorization": "Bearer " + self.hostile_token, "Idempotency-Key": key,
                        "Content-Type": ctype}
             try:
-                fs.http_call(self.port, "POST", "/rides", body, headers, timeout=5)
+                http_call(self.port, "POST", "/rides", body, headers, timeout=5)
             except OSError:
                 pass
             self.hostile_sent += 1
@@ -169,7 +172,7 @@ class Drill:
         self.args = args
         self.profile = profile
         self.seed = args.seed
-        self.work = fs.tempfile.mkdtemp(prefix="rocket-rides-restore.")
+        self.work = tempfile.mkdtemp(prefix="rocket-rides-restore.")
         os.chmod(self.work, 0o755)  # PostgreSQL runs as postgres, under it
         self.cluster_dir = os.path.join(self.work, "cluster")
         self.bin_dir = os.path.abspath(args.bin_dir)
@@ -182,10 +185,10 @@ class Drill:
 
     # -- the cluster -------------------------------------------------------------------------
     def cluster(self, *argv, timeout=600, check=True):
-        return fs.run([fs.CLUSTER] + list(argv), env=self.env, timeout=timeout, check=check)
+        return run_command([CLUSTER] + list(argv), env=self.env, timeout=timeout, check=check)
 
     def psql_json(self, sql):
-        out = fs.run(["psql", self.exports["DIRECT_DATABASE_URL"], "-XAtqc",
+        out = run_command(["psql", self.exports["DIRECT_DATABASE_URL"], "-XAtqc",
                       "SELECT coalesce(json_agg(t), '[]'::json) FROM (%s) t" % sql], timeout=120).stdout
         return json.loads(out.decode())
 
@@ -194,11 +197,11 @@ class Drill:
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("DATABASE_", "REDIS_", "STRIPE_", "COMPLETER_", "ENQUEUER_", "REAPER_",
                                          "IDEMPOTENCY_", "MOCK_", "API_", "PORT", "METRICS_", "RECONCILE_"))}
-        self.env.update({"STRIPE_API_KEY": fs.STRIPE_KEY, "STRIPE_TIMEOUT": "2", "COMPLETER_MIN_AGE": "2",
+        self.env.update({"STRIPE_API_KEY": STRIPE_KEY, "STRIPE_TIMEOUT": "2", "COMPLETER_MIN_AGE": "2",
                          "COMPLETER_LAST_RUN_THRESHOLD": "1", "COMPLETER_IDLE_SLEEP": "1",
                          "ENQUEUER_IDLE_SLEEP": "1", "MOCK_SEED": str(self.seed % (2 ** 62))})
         self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
-        fs.log("starting the cluster in %s" % self.cluster_dir)
+        log("starting the cluster in %s" % self.cluster_dir)
         result = self.cluster("start", self.cluster_dir, "--bin-dir", self.bin_dir, timeout=600)
         for line in result.stdout.decode().splitlines():
             if line.startswith("export "):
@@ -209,22 +212,22 @@ class Drill:
         user_env = dict(self.env, DATABASE_URL=self.exports["DATABASE_URL"], DATABASE_PREPARED_STATEMENTS="off")
         users = []
         for i in range(3):
-            out = fs.run([api, "user", "create", "--email", "restore-%d-%d@example.com" % (i, self.seed % 100000),
+            out = run_command([api, "user", "create", "--email", "restore-%d-%d@example.com" % (i, self.seed % 100000),
                           "--stripe-customer", "cus_restore_%d" % i], env=user_env, timeout=120).stdout
             users.append(("restore-%d" % i, out.decode().strip().splitlines()[-1].strip()))
-        out = fs.run([api, "user", "create", "--email", "restore-hostile@example.com", "--stripe-customer",
+        out = run_command([api, "user", "create", "--email", "restore-hostile@example.com", "--stripe-customer",
                       "cus_restore_hostile"], env=user_env, timeout=120).stdout
         self.clients = Clients(self.front, users, out.decode().strip().splitlines()[-1].strip(), self.seed,
                                self.profile["clients"])
 
     def stop(self):
-        fs.run([fs.CLUSTER, "stop", self.cluster_dir], env=self.env, timeout=300, check=False)
+        run_command([CLUSTER, "stop", self.cluster_dir], env=self.env, timeout=300, check=False)
 
     # -- one round: traffic, backup, traffic, destroy and restore -----------------------------
     def writes_open(self, timeout):
         """Waits until a write is accepted again (a 503 while the fence is closed); seconds waited."""
         started = time.time()
-        probe = Request(self.clients.users[0], "ride", "/rides", fs.random_ride_params(random.Random(1)))
+        probe = Request(self.clients.users[0], "ride", "/rides", random_ride_params(random.Random(1)))
         probe.key = "restore-probe-%s" % uuid.uuid4().hex
         while time.time() - started < timeout:
             status = self.clients.send(probe, timeout=5)
@@ -233,17 +236,17 @@ class Drill:
                     self.clients.requests.append(probe)
                 return time.time() - started
             time.sleep(0.5)
-        raise fs.HarnessError("writes did not reopen within %ds after the restore" % timeout)
+        raise HarnessError("writes did not reopen within %ds after the restore" % timeout)
 
     def round(self, number, mode, rng):
         self.clients.round = number
         self.clients.start()
         time.sleep(self.profile["before"])
-        fs.log("round %d: full backup" % number)
+        log("round %d: full backup" % number)
         started = time.time()
         self.cluster("backup", self.cluster_dir, "--full", timeout=600)
         backup_done = time.time()
-        fs.log("round %d: backup took %.1fs" % (number, backup_done - started))
+        log("round %d: backup took %.1fs" % (number, backup_done - started))
         after = self.profile["after"]
         point = backup_done + rng.uniform(0.3, 0.7) * after
         time.sleep(after)
@@ -256,14 +259,14 @@ class Drill:
         else:
             target = "latest"
             argv = ["restore", self.cluster_dir, "--latest"]
-        fs.log("round %d: destroying the database and restoring %s" % (number, target))
+        log("round %d: destroying the database and restoring %s" % (number, target))
         started = time.time()
         result = self.cluster(*argv, timeout=900)
-        fs.log("round %d: restore took %.1fs" % (number, time.time() - started))
+        log("round %d: restore took %.1fs" % (number, time.time() - started))
         output = result.stdout.decode() + result.stderr.decode()
         summary = self.summary_of(output)
         reopened = self.writes_open(180)
-        fs.log("round %d: writes reopened %.1fs after the restore; reconciliation: %s" % (number, reopened, summary))
+        log("round %d: writes reopened %.1fs after the restore; reconciliation: %s" % (number, reopened, summary))
         now_held = {r["id"] for r in self.psql_json("SELECT id FROM rides")}
         rebuilt = {r["ride_id"] for r in self.psql_json(
             "SELECT ride_id FROM reconciliation_breaks WHERE action = 'ride_rebuilt' AND ride_id IS NOT NULL "
@@ -283,80 +286,33 @@ class Drill:
                     return {k: int(fields[k]) for k in ("matched", "rebuilt", "refunded", "breaks")}
                 except ValueError:
                     pass
-        raise fs.HarnessError("the restore printed no reconciliation summary (matched= rebuilt= refunded= "
+        raise HarnessError("the restore printed no reconciliation summary (matched= rebuilt= refunded= "
                               "breaks=):\n" + output[-3000:])
 
     def retry_after_restore(self, number, rng):
         """Every request never seen finished, and a sample of those seen finished, once more."""
         with self.clients.lock:
             todo = [r for r in self.clients.requests if r.final() is None or rng.random() < RETRY_SAMPLE]
-        fs.log("round %d: %d requests retried after the restore" % (number, len(todo)))
+        log("round %d: %d requests retried after the restore" % (number, len(todo)))
         self.clients.round = number + 0.5
         for req in todo:
             self.clients._until_final(req, patient=True)
 
     # -- the checker --------------------------------------------------------------------------
     def check(self):
+        """Records what the provider, the restored database and Redis hold, and has the restore
+        checker (restore_checker.py) judge it with what the clients were told."""
         keys = self.psql_json("SELECT user_id, idempotency_key, recovery_point, response_code FROM idempotency_keys")
         rides = self.psql_json("SELECT id, stripe_charge_id, stripe_refund_id FROM rides")
-        charges = json.loads(fs.http_call(self.mock, "GET", "/_mock/charges", timeout=60)[2])
-        refunds = json.loads(fs.http_call(self.mock, "GET", "/_mock/refunds", timeout=60)[2])
-        c = self.counts
-        # One charge per provider key (the key derives from the client's key) and per ride.
-        per_key = collections.Counter(ch["idempotency_key"] for ch in charges)
-        c["double_charges"] = sum(n - 1 for n in per_key.values() if n > 1)
-        per_charge = collections.Counter(rf["charge"] for rf in refunds)
-        c["double_refunds"] = sum(n - 1 for n in per_charge.values() if n > 1)
-        ride_charges = {r["stripe_charge_id"] for r in rides if r["stripe_charge_id"]}
-        for ch in charges:
-            if ch["id"] not in ride_charges and ch["id"] not in per_charge:
-                c["orphan_charges"] += 1
-                self.findings["orphan_charges"].append("charge %s (%s) has no ride and no refund" % (
-                    ch["id"], ch["idempotency_key"]))
-        # Ride ids answered to two different requests.
-        by_ride = collections.defaultdict(set)
-        for req in self.clients.requests:
-            if req.kind != "ride":
-                continue
-            for _, status, ride, _ in req.answers:
-                if status == 201:
-                    by_ride[ride].add((req.user[0], req.key))
-        for ride, owners in by_ride.items():
-            if len(owners) > 1:
-                c["reused_ids"] += 1
-                self.findings["reused_ids"].append("ride %s answered to %s" % (ride, sorted(owners)))
-        # A 201/200 seen before a restore, retried after it: the same ride.
-        for req in self.clients.requests:
-            seen = [(t, s, ride, rnd) for t, s, ride, rnd in req.answers if s in (200, 201)]
-            if not seen:
-                continue
-            first_round = seen[0][3]
-            # Final answers only: a 409 or 503 on the way (a key the restore left unfinished and
-            # the completer resumes) is followed by retries until the final one.
-            later = [a for a in req.answers if a[3] > first_round and a[1] in (200, 201, 402, 404, 422)]
-            for t, s, ride, rnd in later:
-                if s != seen[0][1] or ride != seen[0][2]:
-                    c["lost_acknowledged"] += 1
-                    self.findings["lost_acknowledged"].append("key %s: %d ride %s before, %d ride %s after" % (
-                        req.key, seen[0][1], seen[0][2], s, ride))
-                    break
-        # Every ride's receipt job reached Redis.
-        out = fs.run(["redis-cli", "-u", self.exports["REDIS_URL"], "--raw", "LRANGE", "queue:default", "0", "-1"],
-                     timeout=120).stdout.decode()
-        receipts = set()
-        for line in out.splitlines():
-            try:
-                job = json.loads(line)
-            except ValueError:
-                continue
-            if job.get("class") == "SendRideReceiptJob":
-                receipts.add(job["args"][0].get("ride_id"))
-        charged = [r for r in rides if r["stripe_charge_id"]]
-        c["lost_jobs"] = sum(1 for r in charged if r["id"] not in receipts)
-        c["stuck_keys"] = sum(1 for k in keys if k["recovery_point"] != "finished")
-        hostile = [k for k in keys if k["idempotency_key"].startswith(HOSTILE_KEY_PREFIX)]
-        if hostile:
-            self.findings["hostile_rows"].append("%d keys of refused hostile requests were written" % len(hostile))
+        charges = json.loads(http_call(self.mock, "GET", "/_mock/charges", timeout=60)[2])
+        refunds = json.loads(http_call(self.mock, "GET", "/_mock/refunds", timeout=60)[2])
+        out = run_command(["redis-cli", "-u", self.exports["REDIS_URL"], "--raw", "LRANGE", "queue:default", "0",
+                           "-1"], timeout=120).stdout.decode()
+        counts, findings = check_restore(keys, rides, charges, refunds, self.clients.requests, out.splitlines())
+        self.counts.update(counts)
+        for name, lines in findings.items():
+            self.findings[name].extend(lines)
+
 
     def wait_quiet(self, timeout=120):
         """Until the completer and the enqueuer have nothing left: no unfinished key, nothing staged."""
@@ -372,11 +328,11 @@ class Drill:
     def plant(self):
         """An orphan charge at the provider, and a ride id answered to a second request."""
         body = urllib.parse.urlencode([("amount", "2000"), ("currency", "usd"), ("customer", "cus_restore_0")])
-        status, _, data = fs.http_call(self.mock, "POST", "/v1/charges", body, {
-            "Authorization": "Bearer " + fs.STRIPE_KEY, "Idempotency-Key": "planted-" + uuid.uuid4().hex,
+        status, _, data = http_call(self.mock, "POST", "/v1/charges", body, {
+            "Authorization": "Bearer " + STRIPE_KEY, "Idempotency-Key": "planted-" + uuid.uuid4().hex,
             "Content-Type": "application/x-www-form-urlencoded"}, timeout=10)
         if status != 200:
-            raise fs.HarnessError("planting a charge: %d %r" % (status, data[:200]))
+            raise HarnessError("planting a charge: %d %r" % (status, data[:200]))
         rides = [r for r in self.clients.requests if r.kind == "ride" and r.final() and r.final()[0] == 201]
         if rides:
             twin = Request(rides[0].user, "ride", "/rides", [])
@@ -391,16 +347,16 @@ class Drill:
             self.round(number, mode, rng)
         quiet = self.wait_quiet()
         if not quiet:
-            fs.log("the completer and enqueuer did not reach quiet in 120s")
+            log("the completer and enqueuer did not reach quiet in 120s")
         self.check()
         c = collections.Counter(self.counts)
         names = ["lost_by_restore", "rebuilt", "refunded", "double_charges", "double_refunds", "orphan_charges",
                  "reused_ids", "lost_acknowledged", "lost_jobs", "stuck_keys"]
         must_be_zero = names[3:]
         for name, lines in sorted(self.findings.items()):
-            fs.log("FINDING %s (%d):" % (name, len(lines)))
+            log("FINDING %s (%d):" % (name, len(lines)))
             for line in lines[:10]:
-                fs.log("  " + line)
+                log("  " + line)
         failed = any(c[n] for n in must_be_zero) or bool(self.findings.get("hostile_rows"))
         planted = ""
         if self.args.plant_violations or self.args.self_test:
@@ -420,19 +376,18 @@ class Drill:
         return 1 if failed else 0
 
 
-def run(args, suite_module):
-    global fs
-    fs = suite_module
+def run(args):
+    """The restore profile args.profile; the exit code (0 pass, 1 a finding, 2 the harness failed)."""
     drill = Drill(args, PROFILES[args.profile])
     code = 2
     try:
         code = drill.run()
-    except fs.HarnessError as e:
-        fs.log("HARNESS ERROR: %s" % e)
+    except HarnessError as e:
+        log("HARNESS ERROR: %s" % e)
     finally:
         drill.stop()
         if code == 0 and not args.keep:
-            fs.shutil.rmtree(drill.work, ignore_errors=True)
+            shutil.rmtree(drill.work, ignore_errors=True)
         else:
-            fs.log("logs kept in %s" % drill.work)
+            log("logs kept in %s" % drill.work)
     return code

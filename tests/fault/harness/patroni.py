@@ -1,0 +1,209 @@
+"""The Patroni cluster (scripts/cluster.sh start --ha) as the suite sees it: each node's addresses,
+which node leads (HAServers: queries go to the leader itself, never through HAProxy or PgBouncer),
+and a monitor of the leader over time from which failovers are counted."""
+
+import http.client
+import os
+import subprocess
+import threading
+import time
+import urllib.parse
+
+from .base import CLUSTER, HarnessError, log, run
+from .local_servers import Servers
+from .net import http_get_json
+
+
+def _host_port(address):
+    host, _, port = address.strip().strip("'\"").rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def parse_patroni_file(path):
+    """name, the REST API's and PostgreSQL's connect addresses of one node's Patroni file
+    (deploy/patroni.yml.in filled in): a line-based read of three keys, no YAML parser needed."""
+    name, rest, pg = None, None, None
+    section = None
+    with open(path) as f:
+        for line in f:
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if not line.startswith((" ", "\t")):
+                key, _, value = line.partition(":")
+                section = key.strip()
+                if section == "name":
+                    name = value.strip().strip("'\"")
+                continue
+            key, _, value = line.strip().partition(":")
+            if key == "connect_address" and section == "restapi":
+                rest = _host_port(value)
+            elif key == "connect_address" and section == "postgresql":
+                pg = _host_port(value)
+    return name, rest, pg
+
+
+class HAServers(Servers):
+    """PostgreSQL as scripts/cluster.sh --ha runs it: three Patroni nodes; the suite's queries go
+    straight to the node that leads at that moment (scripts/cluster.sh leader), never through
+    HAProxy or PgBouncer, so that the checker reads what the leader itself has. Redis as the
+    export lines say."""
+
+    def __init__(self, cluster_dir, slow):
+        Servers.__init__(self, cluster_dir, False, adopt=True)
+        self.cluster_dir = cluster_dir
+        self.slow = slow
+        self.nodes = {}  # n1 -> {"rest": (host, port), "pg": (host, port)}
+        self.pinned = None  # the node every query goes to (the final leader, while checking)
+        self.exports = {}
+
+    def configure(self, exports):
+        self.exports = exports
+        self.redis_url = exports["REDIS_URL"]
+        parsed = urllib.parse.urlparse(self.redis_url)
+        self.redis_host = parsed.hostname or "127.0.0.1"
+        self.redis_port = parsed.port or 6379
+        self.database_url = exports.get("DIRECT_DATABASE_URL") or exports["DATABASE_URL"]
+        self.pg_up = True
+        self.redis_up = True
+        self.discover()
+
+    def discover(self):
+        """Each node's addresses, from its Patroni file under the cluster's directory."""
+        for root, dirs, files in os.walk(self.cluster_dir):
+            if root.count(os.sep) - self.cluster_dir.count(os.sep) >= 3:
+                dirs[:] = []
+            if "logs" in dirs:
+                dirs.remove("logs")
+            for name in files:
+                if not name.endswith((".yml", ".yaml")) or "etcd" in name:
+                    continue
+                try:
+                    node, rest, pg = parse_patroni_file(os.path.join(root, name))
+                except (OSError, ValueError):
+                    continue
+                if node and rest and pg:
+                    self.nodes[node] = {"rest": rest, "pg": pg}
+        if not self.nodes:
+            raise HarnessError("no Patroni node files (restapi and postgresql connect_address) under %s"
+                               % self.cluster_dir)
+
+    def leader(self):
+        """The leading node as scripts/cluster.sh leader names it, or None."""
+        try:
+            result = run([CLUSTER, "leader", self.cluster_dir], timeout=20 * self.slow, check=False)
+        except subprocess.TimeoutExpired:
+            return None
+        name = result.stdout.decode().strip()
+        return name if result.returncode == 0 and name in self.nodes else None
+
+    def members(self):
+        """Patroni's view ({name: (role, state)}) from the first node whose REST API answers
+        GET /cluster with a leader in it (a node cut off answers nothing we can reach)."""
+        best = None
+        for node in sorted(self.nodes):
+            host, port = self.nodes[node]["rest"]
+            try:
+                status, data = http_get_json(host, port, "/cluster", timeout=1.5)
+            except (OSError, http.client.HTTPException, ValueError):
+                continue
+            if status != 200 or not isinstance(data, dict):
+                continue
+            view = {m.get("name"): (m.get("role"), m.get("state")) for m in data.get("members", [])}
+            if any(role == "leader" for role, _ in view.values()):
+                return view
+            best = best or view
+        return best or {}
+
+    def url_of(self, node):
+        host, port = self.nodes[node]["pg"]
+        return "postgresql://postgres@%s:%d/rocket_rides?connect_timeout=5" % (host, port)
+
+    def pin(self, timeout=60.0):
+        """Every query from here on goes to the node leading now, which must be no standby."""
+        deadline = time.time() + timeout * self.slow
+        while time.time() < deadline:
+            node = self.leader()
+            if node is not None:
+                self.pinned = node
+                try:
+                    if self.psql("SELECT pg_is_in_recovery()", timeout=20).strip() == "f":
+                        return node
+                except (HarnessError, subprocess.TimeoutExpired):
+                    pass
+                self.pinned = None
+            time.sleep(0.5)
+        raise HarnessError("no leader accepting writes within %.0fs" % (timeout * self.slow))
+
+    def psql_node(self, node, sql, timeout=60):
+        result = run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", self.url_of(node), "-c", sql],
+                     timeout=timeout)
+        return result.stdout.decode()
+
+    def psql(self, sql, timeout=60):
+        node = self.pinned or self.leader()
+        url = self.url_of(node) if node else self.database_url
+        result = run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url, "-c", sql], timeout=timeout)
+        return result.stdout.decode()
+
+    def redis_cli(self, *args, timeout=30, check=True):
+        return run(["redis-cli", "-h", self.redis_host, "-p", str(self.redis_port)] + list(args), timeout=timeout,
+                   check=check)
+
+    def stop(self):
+        pass  # scripts/cluster.sh stop
+
+
+class LeaderMonitor:
+    """Asks scripts/cluster.sh leader twice a second while the traffic runs: the timeline of
+    leaders (None while there is none, or none answers) from which failovers are counted."""
+
+    def __init__(self, servers, interval=0.5):
+        self.servers = servers
+        self.interval = interval
+        self.timeline = []  # (time, leader or None), one entry per change
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.thread = None
+
+    def start(self):
+        self.note(self.servers.leader())
+        self.thread = threading.Thread(target=self._run, name="leader-monitor", daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join(30)
+
+    def note(self, leader):
+        with self.lock:
+            if not self.timeline or self.timeline[-1][1] != leader:
+                self.timeline.append((time.time(), leader))
+                log("leader: %s" % (leader or "none"))
+
+    def _run(self):
+        while not self.done.is_set():
+            try:
+                self.note(self.servers.leader())
+            except Exception as e:  # a monitor that stops would undercount, never overcount
+                log("leader monitor: %s" % e)
+            self.done.wait(self.interval)
+
+    def changes(self):
+        """(time, old, new) for every change of leader from one node to another (a gap with
+        no leader between them does not count twice; the same leader back after a gap is none)."""
+        with self.lock:
+            timeline = list(self.timeline)
+        out = []
+        last = None
+        for t, leader in timeline:
+            if leader is None:
+                continue
+            if last is not None and leader != last:
+                out.append((t, last, leader))
+            last = leader
+        return out
+
+    def current(self):
+        with self.lock:
+            return self.timeline[-1][1] if self.timeline else None
