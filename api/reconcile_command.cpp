@@ -60,7 +60,7 @@ int run_reconcile_command(const std::vector<std::string>& args) {
   options.dry_run = flags.has("dry-run");
   options.unrebuildable = settings.unrebuildable;
   options.refund_grace = settings.refund_grace;
-  options.holder = "reconcile command";
+  options.role = "reconcile command";
   reconciliation::ReconciliationPass pass(pool, listing, provider, options);
 
   reconciliation::PassReport report;

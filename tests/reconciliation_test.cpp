@@ -8,6 +8,7 @@
 // the same rr_ metadata), so the tests stand on the provider's side of the contract alone. Until
 // the ledger migration is in the schema, the ledger tables are created here as the contract fixes them.
 #include <rapidjson/document.h>
+#include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
 
@@ -318,6 +319,48 @@ BOOST_AUTO_TEST_CASE(an_unrebuildable_charge_is_left_for_a_person_when_told_to) 
   BOOST_REQUIRE(report.breaks.size() == 1u);
   BOOST_TEST(report.breaks[0].action == "left_for_review");
   BOOST_TEST(stripe.refunds() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_another_completer_holds_is_not_taken_by_this_one) {
+  paid_ride_at_provider(3, new_key());
+  // What a second completer process writes when it takes the lease: same role, its own pid.
+  auto other = reconciliation::lease_holder("completer", static_cast<long>(::getpid()) + 1);
+  BOOST_REQUIRE(other != reconciliation::lease_holder("completer", static_cast<long>(::getpid())));
+  db.scalar("UPDATE reconciliation_lease SET holder = '" + other + "', expires_at = now() + interval '1 hour'");
+  reconciliation::PassOptions options;
+  options.role = "completer";
+  reconciliation::ReconciliationPass second(*pool, *listing, *provider, options);
+  BOOST_CHECK_THROW(second.run({unix_now() - 3600, unix_now(), true}), reconciliation::PassAlreadyRunning);
+  BOOST_TEST(count("rides") == "0");
+  BOOST_TEST(db.scalar("SELECT holder FROM reconciliation_lease") == other);
+}
+
+// A restore brings the lease row back as it was at the restore point: a pass running then left
+// it held by a process of the replaced history, for up to an hour.
+BOOST_AUTO_TEST_CASE(a_lease_restored_from_before_an_open_fence_does_not_hold_the_pass_back) {
+  paid_ride_at_provider(4, new_key());
+  db.scalar(
+      "UPDATE reconciliation_lease SET holder = 'completer on old-host pid 7', "
+      "expires_at = now() + interval '3600 seconds' - interval '2 minutes'");
+  BOOST_CHECK_THROW(pass(), reconciliation::PassAlreadyRunning);
+  db.scalar(
+      "INSERT INTO write_fences (reason, reconcile_since) VALUES ('restored to test', now() - interval '1 hour')");
+  auto report = pass();
+  BOOST_TEST(report.rebuilt == 1);
+  BOOST_REQUIRE(report.reopened_fences.size() == 1u);
+  BOOST_TEST(count("write_fences WHERE reopened_at IS NULL") == "0");
+  BOOST_TEST(db.scalar("SELECT holder IS NULL FROM reconciliation_lease") == "t");
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_taken_after_the_fence_closed_still_holds) {
+  db.scalar(
+      "INSERT INTO write_fences (reason, reconcile_since, closed_at) VALUES ('restored to test', now() - interval "
+      "'1 hour', now() - interval '10 minutes')");
+  db.scalar(
+      "UPDATE reconciliation_lease SET holder = 'completer on new-host pid 8', "
+      "expires_at = now() + interval '3600 seconds' - interval '1 minute'");
+  BOOST_CHECK_THROW(pass(), reconciliation::PassAlreadyRunning);
+  BOOST_TEST(count("write_fences WHERE reopened_at IS NULL") == "1");
 }
 
 BOOST_AUTO_TEST_CASE(a_pass_covering_an_open_fence_reopens_it) {

@@ -49,7 +49,7 @@ reconciliation::PassReport CompleterReconciliation::run_now() {
   reconciliation::PassOptions options;
   options.unrebuildable = settings_.unrebuildable;
   options.refund_grace = settings_.refund_grace;
-  options.holder = "completer";
+  options.role = "completer";
   reconciliation::ReconciliationPass pass(pool_, listing_, provider_, options);
   auto report = pass.run(window);
   auto& registry = metrics::default_registry();

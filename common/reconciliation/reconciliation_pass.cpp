@@ -6,7 +6,10 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "common/base/log.hpp"
@@ -21,6 +24,12 @@ namespace {
 constexpr int kLeaseSeconds = 3600;
 
 }  // namespace
+
+std::string lease_holder(std::string_view role, long pid) {
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  return std::string(role) + " on " + (host[0] != '\0' ? host.data() : "unknown-host") + " pid " + std::to_string(pid);
+}
 
 Details& Details::text(const char* name, const std::string& value) {
   rapidjson::StringBuffer buffer;
@@ -79,8 +88,9 @@ PassReport ReconciliationPass::run(const PassWindow& window) {
   PassReport report;
   Context context{conn, options_, report, static_cast<std::int64_t>(started_seconds), {}};
 
+  const std::string holder = lease_holder(options_.role, static_cast<long>(::getpid()));
   // A dry run writes nothing, not even the lease: it may run beside a real pass.
-  if (!options_.dry_run && context.read(statements::kTakeLease, options_.holder, kLeaseSeconds).empty()) {
+  if (!options_.dry_run && context.read(statements::kTakeLease, holder, kLeaseSeconds).empty()) {
     throw PassAlreadyRunning("another reconciliation pass holds the lease (reconciliation_lease)");
   }
   std::optional<std::int64_t> finished_until;
@@ -116,14 +126,14 @@ PassReport ReconciliationPass::run(const PassWindow& window) {
   } catch (...) {
     if (!options_.dry_run) {
       try {
-        context.read(statements::kReleaseLease, options_.holder, std::optional<std::int64_t>());
+        context.read(statements::kReleaseLease, holder, std::optional<std::int64_t>());
       } catch (const std::exception& e) {
         log::warn("reconciliation lease not released (it expires)", {{"error", e.what()}});
       }
     }
     throw;
   }
-  if (!options_.dry_run) context.read(statements::kReleaseLease, options_.holder, finished_until);
+  if (!options_.dry_run) context.read(statements::kReleaseLease, holder, finished_until);
   return report;
 }
 

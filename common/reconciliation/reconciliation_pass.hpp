@@ -31,8 +31,13 @@ struct PassOptions {
   bool dry_run = false;  // read and report, write nothing (at the provider or here)
   UnrebuildablePolicy unrebuildable = UnrebuildablePolicy::refund;
   std::chrono::milliseconds refund_grace{std::chrono::hours(1)};
-  std::string holder = "reconcile";  // who holds the lease while the pass runs
+  std::string role = "reconcile";  // who runs the pass: the lease's holder is lease_holder(role, pid)
 };
+
+// The reconciliation lease's holder for a pass that ROLE ("completer", "reconcile") runs in process
+// PID on this host. One per process: the lease is taken when it is free, expired, or the taker's
+// own, so a holder that two completers shared would let both run a pass at once.
+std::string lease_holder(std::string_view role, long pid);
 
 struct BreakLine {
   std::string kind;

@@ -8,10 +8,15 @@
 namespace rr::reconciliation::statements {
 
 // $1 holder, $2 lease seconds. A row back: the lease is ours until the pass ends or it expires.
+// A lease taken before an open write fence was closed (expires_at less the lease's length is when
+// it was taken) binds nobody: the fence is a restore's, the lease came back with the restored rows,
+// and its holder ran against the database that the restore replaced. Left standing, it would keep
+// the restore's own pass, and so the writes, waiting for up to the lease's length.
 inline const db::Statement kTakeLease{
     "reconcile_take_lease",
     "UPDATE reconciliation_lease SET holder = $1, expires_at = now() + make_interval(secs => $2) "
-    "WHERE id = 1 AND (holder IS NULL OR holder = $1 OR expires_at < now()) RETURNING 1"};
+    "WHERE id = 1 AND (holder IS NULL OR holder = $1 OR expires_at < now() OR expires_at - make_interval(secs => $2) "
+    "< (SELECT max(closed_at) FROM write_fences WHERE reopened_at IS NULL)) RETURNING 1"};
 // $1 holder, $2 the window end the pass finished (unix seconds) or NULL when it did not finish.
 inline const db::Statement kReleaseLease{
     "reconcile_release_lease",
