@@ -26,9 +26,13 @@ class Plants:
         for d in self.completers + self.enqueuers:
             d.stop(grace=10.0)
         # The good clients' keys (the hostile user's flood has 201s too; its plants are below).
+        # Rides no cancel has touched: a refund planted below on a ride its rider cancelled would be
+        # refused (charge_already_refunded), whichever seed chose the traffic.
         paid = self.servers.psql_json(
-            "SELECT id, user_id, idempotency_key FROM idempotency_keys WHERE response_code = 201 AND user_id <> %d "
-            "ORDER BY id LIMIT 3" % self.user_ids[self.hostile_user[0]])
+            "SELECT k.id, k.user_id, k.idempotency_key FROM idempotency_keys k JOIN rides r ON r.idempotency_key_id = k.id "
+            "WHERE k.response_code = 201 AND k.user_id <> %d AND r.cancelled_at IS NULL AND NOT EXISTS ("
+            "SELECT 1 FROM idempotency_keys c WHERE c.request_path = '/rides/' || r.id || '/cancel') "
+            "ORDER BY k.id LIMIT 3" % self.user_ids[self.hostile_user[0]])
         if len(paid) < 3:
             raise HarnessError("too few paid keys to plant violations")
         customer = next(u[1] for u in self.users if not u[3])
