@@ -25,6 +25,25 @@ void expire_locks(rr::test::TestDatabase& db) {
   tx.exec("UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE locked_at IS NOT NULL");
 }
 
+// What finishing the charged key `key` wrote, with the ids that differ between keys left out: the
+// key, its ride, the ride's audit record, the ledger's charge and the staged receipt.
+std::string finished_rows(rr::test::TestDatabase& db, const std::string& key) {
+  return db.scalar(
+      "SELECT concat_ws(' | ', k.recovery_point, k.response_code, k.response_body IS NULL, k.response_renderer, "
+      "k.lock_token IS NULL, r.origin_lat::float8 || ',' || r.origin_lon::float8 || ',' || r.target_lat::float8 || "
+      "',' || r.target_lon::float8, r.stripe_charge_id = c.stripe_charge_id, c.amount, c.currency, "
+      "c.user_id = k.user_id, "
+      "(SELECT string_agg(a.action || ':' || a.resource_type || ':' || (a.data = k.request_params) || ':' || "
+      "host(a.origin_ip), ',') FROM audit_records a WHERE a.resource_id = r.id AND a.user_id = k.user_id), "
+      "(SELECT string_agg(j.job_name || ':' || (j.job_args = jsonb_build_array(jsonb_build_object('amount', "
+      "c.amount, 'currency', c.currency, 'user_id', k.user_id, 'ride_id', r.id))), ',') FROM staged_jobs j "
+      "WHERE j.job_args->0->>'ride_id' = r.id::text), "
+      "(SELECT count(*) FROM provider_charges p WHERE p.ride_id = r.id)) "
+      "FROM idempotency_keys k JOIN rides r ON r.idempotency_key_id = k.id JOIN provider_charges c ON c.ride_id = "
+      "r.id WHERE k.idempotency_key = " +
+      db.conn().quote(key));
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(ride_workflow)
@@ -76,6 +95,40 @@ BOOST_AUTO_TEST_CASE(a_key_resumes_from_ride_created_without_a_second_ride) {
   BOOST_TEST(f.count("rides") == "1");
   BOOST_TEST(f.count("audit_records") == "0");  // the phase that writes it was not repeated
   BOOST_TEST(f.stripe.charges() == 1);
+}
+
+// A key this run created and a key resumed after its process died are finished by the same call:
+// the same rows, down to the 201 stored compactly (NULL, rendered back by renderer 1).
+BOOST_AUTO_TEST_CASE(a_new_key_and_a_resumed_key_finish_with_the_same_rows) {
+  bool crash_armed = false;
+  idem::RunnerOptions options;
+  options.after_commit = [&](const std::string& point) {
+    if (crash_armed && point == "ride_created") {
+      crash_armed = false;
+      throw idem::SimulatedCrash{"process died after ride_created"};
+    }
+  };
+  RideFixture f(5, options);
+  auto created_key = new_key();
+  auto created = f.post_ride(created_key);
+  BOOST_TEST_REQUIRE(created.status == 201, created.body);
+  auto resumed_key = new_key();
+  crash_armed = true;
+  BOOST_CHECK_THROW(f.post_ride(resumed_key), idem::SimulatedCrash);
+  expire_locks(f.db);
+  auto resumed = f.post_ride(resumed_key);
+  BOOST_TEST_REQUIRE(resumed.status == 201, resumed.body);
+
+  const std::string expected =
+      "finished | 201 | t | 1 | t | 37.7749,-122.4194,37.8044,-122.2712 | t | 2000 | usd | t | "
+      "create_ride:ride:true:127.0.0.1 | send_ride_receipt:true | 1";
+  BOOST_TEST(finished_rows(f.db, created_key) == expected);
+  BOOST_TEST(finished_rows(f.db, resumed_key) == expected);
+  BOOST_TEST(f.count("staged_jobs") == "2");
+  BOOST_TEST(f.stripe.charges() == 2);
+  // Each replays the answer it gave, byte for byte.
+  BOOST_TEST(f.post_ride(created_key).body == created.body);
+  BOOST_TEST(f.post_ride(resumed_key).body == resumed.body);
 }
 
 BOOST_AUTO_TEST_CASE(a_key_resumes_from_charge_created_without_charging_again) {

@@ -1,5 +1,6 @@
 // Phase ride_created -> finished: charge the card (no transaction open meanwhile), then record the
-// charge, stage the receipt and store the 201 in one transaction; a decline stores a 402.
+// charge, stage the receipt and store the 201 in one call (record_charge_call), for a key this run
+// created and a resumed one alike; a decline stores a 402.
 #include <chrono>
 
 #include "common/base/error_body.hpp"
@@ -77,7 +78,7 @@ db::Call record_charge_call(const idempotency::KeyRow& key, const std::string& c
                             const idempotency::FinalResult& created) {
   auto call = db::call(statements::kRecordChargeAndFinish, key.id, key.lock_token, charge_id, kRideAmountCents,
                        kRideCurrency, key.user_id, created.code, created.body);
-  // Concurrent requests' finishes share one round trip and one commit (issue 31, point 2).
+  // Concurrent requests' finishes share one round trip and one commit.
   call.batch_function = statements::kRecordChargesAndFinish;
   return call;
 }
@@ -109,25 +110,16 @@ idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& r
     outcome = adopt_lost_attempts_charge(run, key, outcome);
   switch (outcome.kind) {
     case payments::ChargeOutcome::Kind::charged: {
-      if (ctx.carried().row) {
-        // This run created the ride (create_ride_call): the response is known before the round trip
-        // that records the charge, stages the receipt and stores it (the ride cannot change while
-        // the key's lock is ours, and the function raises if the ride is missing or the lock gone).
-        RideView charged = ride;
-        charged.stripe_charge_id = outcome.charge_id;
-        idempotency::FinalResult created{201, ride_created_body(charged)};
-        ctx.atomic_call(record_charge_call(key, outcome.charge_id, created), created);
-        run.jobs_staged();  // the receipt is committed: wake the enqueuer
-        return created;
-      }
-      auto recorded = ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
-        auto rows = ctx.exec(tx, statements::kRecordChargeAndStageReceipt, key.id, outcome.charge_id, kRideAmountCents,
-                             kRideCurrency, key.user_id);
-        if (rows.empty()) throw std::runtime_error("no ride for key " + std::to_string(key.id));
-        return idempotency::FinalResult{201, ride_created_body(ride_view_from(rows[0]))};
-      });
+      // One way to finish, whether this run created the key or resumed it: the response is known
+      // before the round trip that records the charge, stages the receipt and stores it, since the
+      // ride cannot change while the key's lock is ours (the call raises if the ride is missing or
+      // the lock gone).
+      RideView charged = ride;
+      charged.stripe_charge_id = outcome.charge_id;
+      idempotency::FinalResult created{201, ride_created_body(charged)};
+      ctx.atomic_call(record_charge_call(key, outcome.charge_id, created), created);
       run.jobs_staged();  // the receipt is committed: wake the enqueuer
-      return recorded;
+      return created;
     }
     case payments::ChargeOutcome::Kind::card_declined:
       log::info("card declined", {{"key_id", key.id}});

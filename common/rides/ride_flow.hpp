@@ -44,9 +44,10 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
 db::Call create_ride_call(const idempotency::KeyRequest& request, const std::string& lock_token,
                           double lock_timeout_seconds, const std::string& payment_idempotency_key);
 idempotency::PhaseResult charge_phase(idempotency::PhaseContext& ctx, RideRun& run);
-// The charge phase's section after a successful charge, when this run created the ride: records
-// `charge_id` on the key's ride, stages the receipt and stores `created` (rendered from the ride
-// create_ride_call carried), fenced on the key's lock, in one call.
+// The charge phase's section after a successful charge, for a new key and a resumed one alike:
+// records `charge_id` on the key's ride, stages the receipt and stores `created` (rendered from the
+// ride create_ride_call carried, or the one read for a resumed key), fenced on the key's lock, in
+// one call.
 db::Call record_charge_call(const idempotency::KeyRow& key, const std::string& charge_id,
                             const idempotency::FinalResult& created);
 idempotency::PhaseResult send_receipt_phase(idempotency::PhaseContext& ctx, RideRun& run);

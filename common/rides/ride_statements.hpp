@@ -16,13 +16,6 @@ namespace rr::rides::statements {
 inline constexpr db::Statement kInsertRideWithAudit{
     "rides_insert_with_audit", "SELECT * FROM rides_insert_with_audit($1, $2, $3, $4, $5, $6, $7, $8)"};
 
-// Records the charge on the ride and stages its receipt job in one round trip; returns the ride
-// as the response shows it (ride_view_from), saving a read. No row: no ride for the key.
-//   $1 key id  $2 charge id  $3 amount (cents)  $4 currency  $5 user id
-inline constexpr db::Statement kRecordChargeAndStageReceipt{
-    "rides_record_charge_and_stage_receipt_v2",
-    "SELECT * FROM rides_record_charge_and_stage_receipt_v2($1, $2, $3, $4, $5)"};
-
 // The key's ride as the response shows it (ride_view_from); no row: no ride for the key. For a
 // resumed charge, whose metadata names the ride (this run did not create it, so nothing carried it).
 //   $1 key id
@@ -49,12 +42,13 @@ inline constexpr char kCreateWithKey[] = "rides_create_with_key";
 // for a request it leaves to the single function (its key named twice, or committed meanwhile).
 inline constexpr char kCreateWithKeys[] = "rides_create_with_keys";
 
-// The charge phase's commit: records the charge on the ride, stages its receipt and finishes the
-// key with the response, fenced on our lock (raises RR001 when it was taken over, RR002 when the
-// key has no ride).
+// The charge phase's commit, for a new key and a resumed one alike: records the charge on the ride
+// and in the provider ledger, stages its receipt and finishes the key with the response, fenced on
+// our lock (raises RR001 when it was taken over, RR002 when the key has no ride, 23505 when the
+// ledger already holds a charge for the ride or this charge elsewhere).
 //   1 key id  2 our lock token  3 charge id  4 amount (cents)  5 currency  6 user id
 //   7 response code  8 response body
-// Returns: the ride as the response shows it.
+// Returns: nothing (void).
 inline constexpr char kRecordChargeAndFinish[] = "rides_record_charge_and_finish";
 // Its batch form (sql/functions/rides_record_charges_and_finish.sql): every argument an array, one
 // element per request; one row per request, its ordinal and the SQLSTATE it failed with or NULL.
