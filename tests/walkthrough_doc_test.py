@@ -13,6 +13,7 @@ line it read:
     is in that file, as a whole word; a qualified name (`ServerConnection::read_next`) needs each of its parts there.
 A walkthrough that names too few of either has stopped being one, and fails too.
 """
+import glob
 import os
 import re
 import sys
@@ -42,7 +43,8 @@ def looks_like_path(token, folders):
 
 
 def exists(path):
-    return os.path.exists(os.path.join(ROOT, path.rstrip("/")))
+    """A path, or a pattern (`common/db/connection.*`) that some file matches."""
+    return bool(glob.glob(os.path.join(ROOT, path.rstrip("/"))))
 
 
 def code_lines(text):
@@ -84,11 +86,14 @@ def check(doc):
                 if not exists(token):
                     failures.append(f"{doc}:{number}: `{token}` does not exist")
         for name, path in NAME_IN_PATH.findall(paragraph):
-            if not looks_like_path(path, folders) or not exists(path) or os.path.isdir(os.path.join(ROOT, path)):
+            files = [f for f in glob.glob(os.path.join(ROOT, path)) if os.path.isfile(f)]
+            if not looks_like_path(path, folders) or not files:
                 continue  # reported above when it is a missing path
             names += 1
-            with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-                source = f.read()
+            source = ""
+            for file in files:
+                with open(file, encoding="utf-8") as f:
+                    source += f.read()
             missing = [part for part in name.split("::") if part and not re.search(rf"\b{re.escape(part)}\b", source)]
             if missing:
                 failures.append(f"{doc}:{number}: `{name}` is said to be in `{path}`, which has no {', '.join(missing)}")
