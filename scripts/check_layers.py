@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Holds every #include "common/..." against the layers the build declares (issue 33).
+"""Holds every #include "common/..." against the layers the build declares, so that
+no folder reaches up a floor and the folders form no circle.
 
   check_layers.py --graph BUILD/layers.json [--source DIR] [--quiet]
   check_layers.py --graph BUILD/layers.json --table    the graph as docs/design.md's table

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Keeps the documentation true (issue 33). Standard library only; no build needed.
+"""Keeps the documentation true to the code and to itself. Standard library only; no build needed.
 
   configuration_doc_test.py variables   docs/configuration.md documents every environment variable
                                         the binaries read, and nothing else

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers checker can fail (issue 33): scripts/check_layers.py run over a copy of the tree in
+"""The layers checker can fail: scripts/check_layers.py run over a copy of the tree in
 which one thing breaks the layers must refuse it, naming what broke them; the untouched copy passes.
 
   layers_test.py --graph BUILD/layers.json
