@@ -1,11 +1,11 @@
 // Stripe's parameter validation, shared by the stand-in provider's endpoints.
-#include "common/stripe_mock/params.hpp"
+#include "tools/stripe_mock/params.hpp"
 
 #include <algorithm>
 #include <chrono>
 
 #include "common/config/environment.hpp"
-#include "common/stripe_mock/stripe_errors.hpp"
+#include "tools/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
 namespace {

@@ -1,7 +1,7 @@
 // The stand-in provider's request path: request ids and versions, latency, Bearer auth, injected
 // failures and drops, and Stripe's idempotency-key semantics around the endpoints in customers.cpp,
 // charges.cpp and refunds.cpp, retrieving their objects by id, and their lists (listing.cpp).
-#include "common/stripe_mock/mock.hpp"
+#include "tools/stripe_mock/mock.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -11,8 +11,8 @@
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "common/http/server.hpp"
-#include "common/stripe_mock/objects.hpp"
-#include "common/stripe_mock/stripe_errors.hpp"
+#include "tools/stripe_mock/objects.hpp"
+#include "tools/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
 namespace {

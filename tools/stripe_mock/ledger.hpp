@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/base/string_hash.hpp"
-#include "common/stripe_mock/records.hpp"
+#include "tools/stripe_mock/records.hpp"
 
 namespace rr::stripe_mock {
 

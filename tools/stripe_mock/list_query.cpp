@@ -1,5 +1,5 @@
 // Reading a list request's query string, in Stripe's words for each refusal.
-#include "common/stripe_mock/list_query.hpp"
+#include "tools/stripe_mock/list_query.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 
 #include "common/config/environment.hpp"
 #include "common/http/form.hpp"
-#include "common/stripe_mock/stripe_errors.hpp"
+#include "tools/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
 namespace {

@@ -1,5 +1,5 @@
 // The retrying POST /rides client.
-#include "common/client/ride_client.hpp"
+#include "tools/simulator/ride_client.hpp"
 
 #include "common/daemon/backoff.hpp"
 #include "common/http/client.hpp"

@@ -1,5 +1,5 @@
 // Reads the stand-in provider's environment; a bad value names its variable.
-#include "common/stripe_mock/config.hpp"
+#include "tools/stripe_mock/config.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,9 +1,9 @@
-// rocket-rides-simulator: demo traffic from well-behaved clients (see common/client/simulator.hpp).
+// rocket-rides-simulator: demo traffic from well-behaved clients (see tools/simulator/simulator.hpp).
 #include "common/base/log.hpp"
 #include "common/cli/program_info.hpp"
 #include "common/cli/run_main.hpp"
-#include "common/client/simulator.hpp"
 #include "common/daemon/stop_signal.hpp"
+#include "tools/simulator/simulator.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Storing, finding and pruning the idempotency keys' entries.
-#include "common/stripe_mock/replay_store.hpp"
+#include "tools/stripe_mock/replay_store.hpp"
 
 #include <functional>
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/base/string_hash.hpp"
-#include "common/stripe_mock/ledger.hpp"
+#include "tools/stripe_mock/ledger.hpp"
 
 namespace rr::stripe_mock {
 

@@ -1,5 +1,5 @@
 // Renders Stripe-shaped error responses.
-#include "common/stripe_mock/stripe_errors.hpp"
+#include "tools/stripe_mock/stripe_errors.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>

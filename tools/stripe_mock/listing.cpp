@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <ranges>
 
-#include "common/stripe_mock/mock.hpp"
-#include "common/stripe_mock/objects.hpp"
-#include "common/stripe_mock/stripe_errors.hpp"
+#include "tools/stripe_mock/mock.hpp"
+#include "tools/stripe_mock/objects.hpp"
+#include "tools/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
 namespace {

@@ -1,7 +1,7 @@
 // POST /v1/customers: a customer record, kept so GET /v1/customers/{id} finds it. Charges do not
 // require their customer to exist here: riders' customer ids come from the real provider too.
-#include "common/stripe_mock/mock.hpp"
-#include "common/stripe_mock/objects.hpp"
+#include "tools/stripe_mock/mock.hpp"
+#include "tools/stripe_mock/objects.hpp"
 
 namespace rr::stripe_mock {
 

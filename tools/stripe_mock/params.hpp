@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/http/message.hpp"
-#include "common/stripe_mock/records.hpp"
+#include "tools/stripe_mock/records.hpp"
 
 namespace rr::stripe_mock {
 

@@ -1,5 +1,5 @@
 // Packing a record's text, and the details derived from an object's id.
-#include "common/stripe_mock/records.hpp"
+#include "tools/stripe_mock/records.hpp"
 
 #include <functional>
 

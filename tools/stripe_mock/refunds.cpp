@@ -3,9 +3,9 @@
 // charge so the charge's amount_refunded, refunded and refunds list show it.
 #include <cstdio>
 
-#include "common/stripe_mock/mock.hpp"
-#include "common/stripe_mock/objects.hpp"
-#include "common/stripe_mock/stripe_errors.hpp"
+#include "tools/stripe_mock/mock.hpp"
+#include "tools/stripe_mock/objects.hpp"
+#include "tools/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
 namespace {

@@ -3,7 +3,7 @@
 // made on a Visa ending 4242 that the stand-in pretends is the customer's default card. What the
 // records do not keep (the card, its fingerprint, balance transactions, receipt) derives from the
 // object's id, the same at every rendering.
-#include "common/stripe_mock/objects.hpp"
+#include "tools/stripe_mock/objects.hpp"
 
 namespace rr::stripe_mock {
 namespace {

@@ -1,5 +1,5 @@
 // The ledger's records, ids and indexes.
-#include "common/stripe_mock/ledger.hpp"
+#include "tools/stripe_mock/ledger.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -9,11 +9,11 @@
 #include <string>
 
 #include "common/http/message.hpp"
-#include "common/stripe_mock/config.hpp"
-#include "common/stripe_mock/ledger.hpp"
-#include "common/stripe_mock/list_query.hpp"
-#include "common/stripe_mock/params.hpp"
-#include "common/stripe_mock/replay_store.hpp"
+#include "tools/stripe_mock/config.hpp"
+#include "tools/stripe_mock/ledger.hpp"
+#include "tools/stripe_mock/list_query.hpp"
+#include "tools/stripe_mock/params.hpp"
+#include "tools/stripe_mock/replay_store.hpp"
 
 namespace rr::stripe_mock {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "common/stripe_mock/json_writer.hpp"
-#include "common/stripe_mock/ledger.hpp"
+#include "tools/stripe_mock/json_writer.hpp"
+#include "tools/stripe_mock/ledger.hpp"
 
 namespace rr::stripe_mock {
 

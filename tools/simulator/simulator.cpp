@@ -1,5 +1,5 @@
 // The simulator's clients: each sends a ride with a fresh key and retries it like a mobile app.
-#include "common/client/simulator.hpp"
+#include "tools/simulator/simulator.hpp"
 
 #include <atomic>
 #include <mutex>

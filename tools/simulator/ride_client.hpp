@@ -6,8 +6,8 @@
 #include <functional>
 #include <string>
 
-#include "common/client/retry_policy.hpp"
 #include "common/rides/ride_params.hpp"
+#include "tools/simulator/retry_policy.hpp"
 
 namespace rr::client {
 

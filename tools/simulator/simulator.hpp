@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "common/client/ride_client.hpp"
 #include "common/config/environment.hpp"
+#include "tools/simulator/ride_client.hpp"
 
 namespace rr::client {
 

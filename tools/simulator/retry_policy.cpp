@@ -1,5 +1,5 @@
 // The final-answer rule for clients.
-#include "common/client/retry_policy.hpp"
+#include "tools/simulator/retry_policy.hpp"
 
 namespace rr::client {
 

@@ -9,8 +9,8 @@
 #include "common/config/environment.hpp"
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
-#include "common/stripe_mock/mock.hpp"
-#include "common/stripe_mock/stripe_errors.hpp"
+#include "tools/stripe_mock/mock.hpp"
+#include "tools/stripe_mock/stripe_errors.hpp"
 
 namespace rr::stripe_mock {
 namespace {

@@ -1,6 +1,6 @@
 // rocket-rides-stripe-mock: a local stand-in for Stripe's charges and refunds API, for development,
-// the demo and tests. Configuration in common/stripe_mock/config.hpp; endpoints in
-// common/stripe_mock/.
+// the demo and tests. Configuration in tools/stripe_mock/config.hpp; endpoints in
+// tools/stripe_mock/.
 #include <csignal>
 
 #include "common/base/log.hpp"
@@ -8,8 +8,8 @@
 #include "common/cli/program_info.hpp"
 #include "common/cli/run_main.hpp"
 #include "common/http/server.hpp"
-#include "common/stripe_mock/config.hpp"
-#include "common/stripe_mock/mock.hpp"
+#include "tools/stripe_mock/config.hpp"
+#include "tools/stripe_mock/mock.hpp"
 
 namespace {
 
