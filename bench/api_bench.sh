@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8's harness: POST /rides under wrk beside pgbench running the exact SQL of one request,
+# The API's benchmark: POST /rides under wrk beside pgbench running the exact SQL of one request,
 # on a durable (fsync on) throwaway PostgreSQL, with CPU per process, the API's memory, a check
 # that the API executes the statements the pgbench script does, and a check that no ride, charge
 # or receipt was lost ("a benchmark that loses data is not a result").
@@ -13,18 +13,18 @@
 #
 # Runs: pgbench new-key SQL at 8/32/128 clients; the API with new keys, replays of one key and a
 # 90/10 mix of new keys and retries at 8/32/128 connections (wrk -t2, bench/api_bench/*.lua);
-# pgbench replay SQL at 32. The production topology (issue 12): new keys through PgBouncer
+# pgbench replay SQL at 32. The production topology: new keys through PgBouncer
 # (deploy/pgbouncer.ini, transaction pooling, an API with DATABASE_PREPARED_STATEMENTS=off) beside
 # the direct API (prepared statements, straight to PostgreSQL) at 32 and 128, ROUNDS alternating
 # pairs; then 512 connections through HAProxy (deploy/haproxy.cfg) in front of two such APIs,
 # sampling PostgreSQL's client backends against PgBouncer's pool size.
-# Issue 14's rows: "pgbench minimum SQL 32 #r" (bench/minimum_sql.sql, the least SQL the design
+# The design's floor: "pgbench minimum SQL 32 #r" (bench/minimum_sql.sql, the least SQL the design
 # allows, on the product's schema) in the same alternating rounds; CPU per request of the API and
 # of PostgreSQL for every run (from /proc); database round trips per new key and per replay that
 # is not in the API's memory, counted by PgBouncer (SHOW STATS) independently of the API; commits
 # per new key (pg_stat_database); "nginx same replay bytes N" beside "API replay N" (an nginx
 # answering POST /rides with the API's replay answer, byte for byte); and a cost table at the end.
-# Issue 31's rows: "pgbench article minimum SQL 32 #r" and "... 128 #r", the seed article's
+# The article's floor: "pgbench article minimum SQL 32 #r" and "... 128 #r", the seed article's
 # minimum SQL (bench/article_minimum_sql.sql, -M prepared) on the article's schema
 # (bench/article_schema.sql) in a database of its own, each paired in the rounds with "API new
 # keys 32 #r" / "... 128 #r" (the floor the API is measured against: its rate, PostgreSQL's CPU

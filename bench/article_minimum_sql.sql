@@ -1,6 +1,6 @@
 -- COPIED VERBATIM below the header from ../shared/perf/minimum_sql_example.sql (the minimum SQL of
 -- one new key on the seed article's schema, bench/article_schema.sql); only this header is new.
--- Why a copy: it is the floor issue 31 measures the product against; bench/api_bench.sh runs it
+-- Why a copy: it is the floor the product's schema and SQL are measured against; bench/api_bench.sh runs it
 -- with pgbench -M prepared at 32 and 128 clients in the "article" database ("pgbench article
 -- minimum SQL" rows), and must not read ../shared at run time: CI clones only the repository.
 -- The statements stay as the article wrote them, the users lookup by email in every transaction

@@ -1,6 +1,6 @@
 -- COPIED VERBATIM below the header from ../shared/perf/schema_example.sql (the seed article's
 -- tables, shared by the sessions of this project beside the repository); only this header is new.
--- Why a copy: it is the floor issue 31 measures the product against ("pgbench article minimum SQL"
+-- Why a copy: it is the floor the product's schema and SQL are measured against ("pgbench article minimum SQL"
 -- rows of bench/api_bench.sh, loaded into a database of its own, "article", in the bench's
 -- throwaway PostgreSQL), and the bench must not read ../shared at run time: CI clones only the
 -- repository. Do not edit it to suit the product: a change would move the floor it measures.

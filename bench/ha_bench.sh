@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 30's figures, measured side by side in one run on this machine:
+# What the HA shape costs and how long a failover leaves clients without an answer, measured side
+# by side in one run on this machine:
 #   1. new keys per second through the production shape with ONE PostgreSQL (scripts/cluster.sh
 #      start) and with the Patroni cluster of three and synchronous replication
 #      (scripts/cluster.sh start --ha), the same wrk load (bench/api_bench/new_keys.lua) through

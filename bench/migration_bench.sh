@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 31: how long sql/012-014 (the HOT-friendly schema, the 201 stored without its body) take on a database of KEYS finished keys
+# How long sql/012-014 (the HOT-friendly schema, the 201 stored without its body) take on a database of KEYS finished keys
 # (default 1,000,000, each with its ride, audit record and no staged job left), and whether
 # writers notice: pgbench runs the minimum SQL of new keys (bench/minimum_sql.sql) at 8 clients
 # during the whole migration, and the script prints the migration's time, the longest new-key

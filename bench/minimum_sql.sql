@@ -1,4 +1,4 @@
--- The minimum SQL of one new-key POST /rides (issue 14), for `pgbench -M prepared` on the product's
+-- The minimum SQL of one new-key POST /rides, for `pgbench -M prepared` on the product's
 -- own schema (sql/, migrated by `rocket-rides-api migrate`): the least work the design
 -- allows, against which bench/api_bench.sh measures the API ("pgbench minimum SQL" rows).
 --
@@ -8,7 +8,7 @@
 --      the ride and its audit record;
 --   2. the charge id on the ride, the receipt job staged, the key finished with its 201 and
 --      unlocked, fenced by the token. The 201's body is not stored (NULL): it is the ride's own
---      rendering, which every reader of the key renders back from the ride (issue 31, sql/013), so
+--      rendering, which every reader of the key renders back from the ride (sql/013), so
 --      the least the design allows writes none of its ~300 bytes into the key's final row version.
 -- The columns, values and sizes are the product's: the request's params and client address, the
 -- receipt job's arguments; the schema's CHECKs, unique indexes, defaults (payment_idempotency_key,

@@ -15,7 +15,7 @@ import time
 
 from api_bench_rows import Rows, lower_median, median_pair, num, ratio, verdict, verdict_of
 
-# Issue 31's floor: the seed article's minimum SQL on its schema, paired with the API's new keys.
+# The article's floor: the seed article's minimum SQL on its schema, paired with the API's new keys.
 ARTICLE = "pgbench article minimum SQL"
 HOT_TABLES = ("idempotency_keys", "rides", "audit_records", "staged_jobs")
 
@@ -131,7 +131,7 @@ def hot_share(figure):
 
 
 def floor_targets(rows, f):
-    """Issue 31: the API's new keys against the article-schema minimum SQL in the same rounds, at 32
+    """The article's floor: the API's new keys against the article-schema minimum SQL in the same rounds, at 32
     and 128 (rate, PostgreSQL's CPU, the API's CPU against pgbench's own client, each the median of
     the rounds), the HOT share of the updates, and round trips and commits per new key."""
     n = f["rounds"]
@@ -162,7 +162,7 @@ def floor_targets(rows, f):
                               f"{pg_ratio or '?'}, the median of {n} alternating pairs: {per_round('pg', 'pg')})",
                               lambda a: a <= 1.2, pg_ratio))
 
-        # Replaces issue 14's absolute 150 us, which moved with the machine: pgbench's own client
+        # Replaces an absolute 150 us bound, which moved with the machine: pgbench's own client
         # (a lean libpq client doing the article's round trips) in the same rounds says how fast
         # this one was.
         cpu_round, cpu_ratio = rows.median_of_rounds(lambda r: ratio(us(api % r, "api"), us(art % r, "loadgen")),

@@ -1,4 +1,4 @@
-// The stand-in provider's reading of a request's form (common/stripe_mock/params.*), as its
+// The stand-in provider's reading of a request's form (tools/stripe_mock/params.*), as its
 // endpoints call it: decoded and sorted fields, refused when a name is unknown, metadata[...]
 // within Stripe's limits, an amount as Stripe's whole number. Each reading is compared with one of
 // this file's own, written from the rules in params.hpp, and every refusal must be a 400 whose body
@@ -15,8 +15,8 @@
 #include <variant>
 
 #include "common/http/form.hpp"
-#include "common/stripe_mock/params.hpp"
 #include "fuzz/support/fuzz_check.hpp"
+#include "tools/stripe_mock/params.hpp"
 
 namespace {
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Holds every #include "common/..." against the layers the build declares (issue 33).
+"""Holds every #include "common/..." and "tools/..." against the layers the build declares, so
+that no folder reaches up a floor, no product folder reaches a test tool, and the folders form no
+circle.
 
   check_layers.py --graph BUILD/layers.json [--source DIR] [--quiet]
   check_layers.py --graph BUILD/layers.json --table    the graph as docs/design.md's table
@@ -7,14 +9,16 @@
 
 The graph is written by CMake from the targets' own link libraries (common/cmake/
 folder_libraries.cmake): {"common/rides": ["common/base", ...], "api": [...], ...}, one entry per
-folder of common/ (its library) and per main's folder (its executable). A file of a folder may
+folder of common/ and of tools/ (its library) and per main's folder (its executable). tools/ holds
+the test tools (the stand-in provider, the simulator): a folder of common/ that included one would
+include a folder it does not link, as any upward include does. A file of a folder may
 include its own folder and the folders its target links itself: not those it reaches only through
 them, so common/rides, which links common/payments, which links common/http, still may not name
 common/http (the flows know no HTTP). Fails, naming the file, the line and both folders, on:
   - an include of a folder the file's folder does not link (an arrow back up a floor, or one to a
     folder it was never given);
   - a circle in the declared graph itself (static libraries may link each other in a loop);
-  - a folder of common/ holding C++ files but no library.
+  - a folder of common/ or tools/ holding C++ files but no library.
 Standard library only; it runs before every build compiles anything, and as the `layers` test.
 """
 import argparse
@@ -23,7 +27,9 @@ import os
 import re
 import sys
 
-INCLUDE = re.compile(r'^\s*#\s*include\s*"(common/([^/"]+)/[^"]*)"')
+INCLUDE = re.compile(r'^\s*#\s*include\s*"((common|tools)/([^/"]+)/[^"]*)"')
+# The roots whose folders are libraries of their own.
+LIBRARY_ROOTS = ("common", "tools")
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc", ".ipp")
 
 
@@ -70,7 +76,7 @@ def floors(graph):
 def table(graph):
     """The declared graph as a Markdown table, from the top floor down (docs/design.md holds it)."""
     floor = floors(graph)
-    lines = ["| floor | folder | may include (folders of `common/`) |", "| --- | --- | --- |"]
+    lines = ["| floor | folder | may include (folders of `common/` unless named) |", "| --- | --- | --- |"]
     for folder in sorted(graph, key=lambda f: (-floor[f], f)):
         uses = ", ".join(used.removeprefix("common/") for used in sorted(graph[folder], key=lambda f: (-floor[f], f)))
         uses = uses or "nothing of ours"
@@ -92,11 +98,12 @@ def check(graph, root):
     circle = find_circle(graph)
     if circle:
         problems.append("the declared graph has a circle: " + " -> ".join(circle))
-    common = os.path.join(root, "common")
-    for name in sorted(os.listdir(common)):
-        folder = "common/" + name
-        if os.path.isdir(os.path.join(common, name)) and folder not in graph and any(source_files(root, folder)):
-            problems.append(f"{folder} holds C++ files but no library: declare it in common/CMakeLists.txt")
+    for library_root in LIBRARY_ROOTS:
+        parent = os.path.join(root, library_root)
+        for name in sorted(os.listdir(parent)) if os.path.isdir(parent) else []:
+            folder = f"{library_root}/{name}"
+            if os.path.isdir(os.path.join(parent, name)) and folder not in graph and any(source_files(root, folder)):
+                problems.append(f"{folder} holds C++ files but no library: declare it in {library_root}/CMakeLists.txt")
     includes = 0
     for folder in sorted(graph):
         allowed = set(graph[folder]) | {folder}
@@ -107,12 +114,12 @@ def check(graph, root):
                     if not match:
                         continue
                     includes += 1
-                    target = "common/" + match.group(2)
+                    target = f"{match.group(2)}/{match.group(3)}"
                     if target not in allowed:
                         problems.append(
                             f"{path}:{number}: {folder} includes {target} ({match.group(1)}), "
                             f"which {folder} does not link: {folder} may include "
-                            f"{', '.join(sorted(allowed - {folder})) or 'no folder of common/'}")
+                            f"{', '.join(sorted(allowed - {folder})) or 'no folder of common/ or tools/'}")
     return problems, includes
 
 
@@ -141,7 +148,8 @@ def main():
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)
     if problems:
-        print(f"check_layers: {len(problems)} problem(s); the layers are declared in common/CMakeLists.txt "
+        print(f"check_layers: {len(problems)} problem(s); the layers are declared in common/CMakeLists.txt and "
+              "tools/CMakeLists.txt "
               "(see docs/design.md#code-layout)", file=sys.stderr)
         return 1
     if not args.quiet:

@@ -1,4 +1,4 @@
-// The real rocket-rides-api over real HTTP against hostile clients (issue 17): random methods
+// The real rocket-rides-api over real HTTP against hostile clients: random methods
 // leave /metrics and the process's memory bounded, /metrics lives on METRICS_PORT only, and the
 // Idempotency-Key and body rules hold on the wire, not only inside App.
 #include <boost/test/unit_test.hpp>

@@ -1,4 +1,4 @@
-// Hostile clients against the real rocket-rides-api process over real sockets (issue 17): idle
+// Hostile clients against the real rocket-rides-api process over real sockets: idle
 // connections held by the hundred under a low descriptor limit, one user's flood of slow charges,
 // a full worker queue, and limits that cannot work refused at start.
 #include <arpa/inet.h>
@@ -132,7 +132,7 @@ struct ApiLimitsFixture : ApiFixture {
 
 BOOST_FIXTURE_TEST_SUITE(api_limits, ApiLimitsFixture)
 
-// Issue 17 item 3: 600 idle connections against a process allowed 256 descriptors used to take
+// 600 idle connections against a process allowed 256 descriptors used to take
 // every descriptor; accept then failed in a loop and /healthz timed out for everyone.
 BOOST_AUTO_TEST_CASE(held_idle_connections_never_keep_a_real_client_out) {
   // At 256 descriptors the default reserve (a provider connection for each of API_WORKERS and
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(held_idle_connections_never_keep_a_real_client_out) {
   BOOST_TEST(cap_lines <= 3u, "the cap line is throttled, got " << cap_lines);
 }
 
-// Issue 17 item 4: with the provider at 2 s per charge, one user's hundreds of concurrent POSTs
+// With the provider at 2 s per charge, one user's hundreds of concurrent POSTs
 // queued everyone (health checks included) behind them for many seconds.
 BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
   stripe.configure("{\"latency_ms\":2000}");

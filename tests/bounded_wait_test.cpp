@@ -1,4 +1,4 @@
-// The bounded wait (issue 16, Prefer: wait=N) over real sockets against the real API processes:
+// The bounded wait (Prefer: wait=N) over real sockets against the real API processes:
 // a request for a key in flight waits for the first request's result, in the same process or in
 // another one on the same database, instead of 409; it gives up at min(N, IDEMPOTENCY_MAX_WAIT);
 // it holds no worker and no database connection while it waits; and a first request that ends

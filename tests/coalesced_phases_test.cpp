@@ -1,4 +1,4 @@
-// The batch forms of a new key's two phases (issue 31, point 2: coalesced commits), against a real
+// The batch forms of a new key's two phases (coalesced commits), against a real
 // PostgreSQL: rides_create_with_keys and rides_record_charges_and_finish answer each request of a
 // batch as its single function would, in one statement, and a request that fails leaves the others'
 // work committed and its own unwritten. The API's use of them: coalesced_calls_test, coalesced_requests_test.

@@ -1,4 +1,4 @@
-// Concurrent new rides share their first phase's round trip and commit (issue 31, point 2), over
+// Concurrent new rides share their first phase's round trip and commit, over
 // real sockets against the real API process: the POSTs that arrive while one request's first
 // phase is in flight go to PostgreSQL as one call of rides_create_with_keys, and each gets the
 // answer it would have got alone: its own key, ride, audit record and charge; a key named twice

@@ -1,4 +1,4 @@
-// The enqueuer's wake-up without a trigger (issue 14): no NOTIFY from a staging commit, the
+// The enqueuer's wake-up without a trigger: no NOTIFY from a staging commit, the
 // debounced NOTIFYs of EnqueuerWakeup (leading edge, at most one per interval, trailing edge), and
 // end to end the real API, the real enqueuer and Redis: rides reach Redis within the 100 ms target,
 // a burst of commits sends few NOTIFYs, and a broken wake-up connection costs one log line, no 201.

@@ -1,4 +1,4 @@
-// No rider can take every waiter (issue 34, point 1), over real sockets against the real API
+// No rider can take every waiter, over real sockets against the real API
 // process: the rider pages count against API_MAX_IN_FLIGHT_PER_USER like the API (a page parked
 // on a key in flight keeps its place), and one rider's flood of waits, through the API
 // (Prefer: wait) and the pages (POST /book of a key in flight), is cut at

@@ -1,4 +1,4 @@
-// The database leaves on a request fiber (issue 14): a one-trip call sent with libpq's
+// The database leaves on a request fiber: a one-trip call sent with libpq's
 // asynchronous API suspends the fiber on the socket, and a pool checkout suspends it on a waker,
 // so the I/O thread serves other fibers meanwhile. Rows, errors (as the same libpqxx exception
 // types) and broken connections come out as off a fiber. No timing assertions: the order of
@@ -448,7 +448,7 @@ BOOST_AUTO_TEST_CASE(a_fiber_connects_through_the_workers_and_off_a_fiber_nothin
   BOOST_TEST(pool.stats().in_use == 1u);
 }
 
-// Issue 14: a pooled connection's socket is registered with the I/O thread once, not on every
+// A pooled connection's socket is registered with the I/O thread once, not on every
 // call (three epoll_ctl and an ioctl each time before). The registration is a dup of libpq's
 // socket, dropped when the I/O thread's io_context shuts down and when the connection goes.
 BOOST_AUTO_TEST_CASE(a_pooled_connections_socket_stays_registered_from_one_call_to_the_next) {

@@ -1,4 +1,4 @@
-// Lane::fibers (issue 14): a request the triage sends there runs as a fiber on its connection's
+// Lane::fibers: a request the triage sends there runs as a fiber on its connection's
 // I/O thread, suspends where it waits without holding the thread or a worker, hands blocking work
 // to the workers, and beyond ServerOptions::max_fibers runs on the workers as before.
 #define BOOST_TEST_MODULE http_fiber_lane

@@ -1,4 +1,4 @@
-// Hostile HTTP/1.1 over real sockets against the real rocket-rides-api process (issue 17): request
+// Hostile HTTP/1.1 over real sockets against the real rocket-rides-api process: request
 // smuggling shapes (RFC 9112 section 6.3), Host, Expect, Content-Encoding, HEAD, and what such
 // requests leave in the access log. Every rejection is one JSON error answer, never a 5xx, never a
 // database row, and the bytes after a request with untrustworthy framing are never answered.

@@ -1,4 +1,4 @@
-// I/O threads in use (issue 14): one thread serves light traffic; traffic that keeps it busy takes
+// I/O threads in use: one thread serves light traffic; traffic that keeps it busy takes
 // the next thread in and connections move there between requests, with what they sent ahead;
 // a load that drops gives the thread back. The decisions (IoThreadBalance) and the server that
 // follows them, over real loopback connections.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers checker can fail (issue 33): scripts/check_layers.py run over a copy of the tree in
+"""The layers checker can fail: scripts/check_layers.py run over a copy of the tree in
 which one thing breaks the layers must refuse it, naming what broke them; the untouched copy passes.
 
   layers_test.py --graph BUILD/layers.json
@@ -7,8 +7,10 @@ which one thing breaks the layers must refuse it, naming what broke them; the un
   - an upward include: common/rides/ride_flow.cpp includes the API's endpoint header;
   - an include of a folder reached only through another: the same file includes common/http,
     which common/rides reaches only through common/payments;
+  - production code reaching a test tool: the same file includes the stand-in provider
+    (tools/stripe_mock), which no folder of common/ links;
   - a circle in the declared graph: common/base made to link common/http, which links it;
-  - a folder of common/ with C++ files and no library.
+  - a folder of common/ or tools/ with C++ files and no library.
 Standard library only.
 """
 import argparse
@@ -74,6 +76,12 @@ def main():
             file.writelines(lines)
         expect("an include of a folder linked only through another fails", run_checker(graph_path, tree), True,
                f"common/rides/ride_flow.cpp:{at + 1}:", "common/rides includes common/http")
+        # Production code reaching a test tool: the flows naming the stand-in provider.
+        lines[at] = '#include "tools/stripe_mock/mock.hpp"\n'
+        with open(victim, "w", encoding="utf-8") as file:
+            file.writelines(lines)
+        expect("an include of a test tool from common/ fails", run_checker(graph_path, tree), True,
+               f"common/rides/ride_flow.cpp:{at + 1}:", "common/rides includes tools/stripe_mock")
         lines.pop(at)
         with open(victim, "w", encoding="utf-8") as file:
             file.writelines(lines)
@@ -91,6 +99,12 @@ def main():
         with open(os.path.join(tree, "common", "orphan", "orphan.cpp"), "w", encoding="utf-8") as file:
             file.write('#include "common/base/log.hpp"\n')
         expect("a folder without a library fails", run_checker(graph_path, tree), True, "common/orphan", "no library")
+        shutil.rmtree(os.path.join(tree, "common", "orphan"))
+        os.makedirs(os.path.join(tree, "tools", "orphan_tool"))
+        with open(os.path.join(tree, "tools", "orphan_tool", "main.cpp"), "w", encoding="utf-8") as file:
+            file.write('#include "common/base/log.hpp"\n')
+        expect("a tool folder without a library fails", run_checker(graph_path, tree), True, "tools/orphan_tool",
+               "no library", "tools/CMakeLists.txt")
 
     for failure in failures:
         print("FAILED " + failure, file=sys.stderr)

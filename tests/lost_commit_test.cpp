@@ -1,4 +1,4 @@
-// A failover that loses commits (issue 30): the real API process, PostgreSQL and the stand-in
+// A failover that loses commits: the real API process, PostgreSQL and the stand-in
 // provider; the rows a lost commit would take with it are deleted behind the API's back, and the
 // client retries. What counts is the provider's own ledger (its admin listings), not the API's
 // word: one charge per request and one refund per charge, because the provider keys derive from

@@ -75,12 +75,12 @@ BOOST_AUTO_TEST_CASE(env_example_documents_every_variable_the_code_reads) {
         "SHUTDOWN_DRAIN", "METRICS_PORT", "DATABASE_PREPARED_STATEMENTS", "LISTEN_DATABASE_URL"}) {
     BOOST_TEST(example.find(variable) != std::string::npos, variable);
   }
-  // The API's limits against hostile clients (issue 17).
+  // The API's limits against hostile clients.
   for (const char* variable :
        {"API_MAX_CONNECTIONS", "API_MAX_IN_FLIGHT_PER_USER", "API_MAX_QUEUED_REQUESTS", "IDEMPOTENCY_MAX_WAIT"}) {
     BOOST_TEST(example.find(variable) != std::string::npos, variable);
   }
-  // The rider pages' sessions (issue 16).
+  // The rider pages' sessions.
   for (const char* variable : {"SESSION_TTL", "SESSION_COOKIE_SECURE"}) {
     BOOST_TEST(example.find(variable) != std::string::npos, variable);
   }

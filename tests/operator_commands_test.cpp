@@ -1,4 +1,4 @@
-// The operator subcommands end to end (issue 18): `keys show`, `keys list --unfinished`, `keys
+// The operator subcommands end to end: `keys show`, `keys list --unfinished`, `keys
 // unlock`, `archive list` and `user token --list/--revoke`, run as the real binary against a real
 // database (through PgBouncer with DATABASE_PREPARED_STATEMENTS=off in the _pgbouncer rerun): their
 // exit statuses, their --json, their failure paths, and what they do to locks and tokens.

@@ -330,7 +330,7 @@ BOOST_AUTO_TEST_CASE(a_first_phase_that_is_not_local_finds_its_key_committed_bef
   BOOST_TEST(visible_to_others[0] == "1");
 }
 
-// One round trip per phase (issue 14), with a flow that is not about rides: its own SQL functions
+// One round trip per phase, with a flow that is not about rides: its own SQL functions
 // create the key with the first phase's work, and finish it with the second phase's.
 struct OneTripFlowFixture : RunnerFixture {
   OneTripFlowFixture() {
@@ -463,8 +463,7 @@ BOOST_FIXTURE_TEST_CASE(a_hook_failing_after_a_creating_call_fails_the_run_with_
              "thing_made true");
 }
 
-
-// Issue 14's fault suite found this as a use after free of an exception object: the runner released
+// The fault suite found this as a use after free of an exception object: the runner released
 // a failed key's lock inside its catch clause, and on a request fiber that release suspends (a
 // pool checkout, a round trip); another fiber catching its own exception on the same thread
 // meanwhile corrupted the thread's stack of exceptions being handled. Two fibers fail at once here,

@@ -1,4 +1,4 @@
-// Issue 17's parsing rules through App::handle (the function the HTTP server calls) against real
+// The parsing rules against hostile clients through App::handle (the function the HTTP server calls) against real
 // PostgreSQL: blank and listed Idempotency-Keys, invalid UTF-8 and repeated keys in JSON, one
 // number rule for form and JSON, repeated query parameters. Every rejection is a JSON error
 // with a 4xx status and writes nothing.

@@ -1,4 +1,4 @@
-// The rider pages (issue 16) over real HTTP against the real rocket-rides-api process, with a
+// The rider pages over real HTTP against the real rocket-rides-api process, with a
 // cookie jar of our own standing in for the browser: sign-in and its CSRF pair, the session cookie's
 // attributes and expiry, booking with the page's hidden key (one ride and one charge per key,
 // whatever is resubmitted), a decline, an outage and its resumption, bad input, escaping, the

@@ -47,8 +47,8 @@ BOOST_AUTO_TEST_CASE(new_key_creates_a_charged_ride_and_returns_201) {
              "send_ride_receipt 2000");
   BOOST_TEST(db.scalar("SELECT recovery_point || ' ' || response_code || ' ' || (locked_at IS NULL) FROM "
                        "idempotency_keys") == "finished 201 true");
-  // The 201 is the ride's own rendering, so the key keeps no copy of it (issue 31; the readers
-  // render it back: stored_201_test).
+  // The 201 is the ride's own rendering, so the key keeps no copy of it (a smaller final row
+  // version; the readers render it back: stored_201_test).
   BOOST_TEST(db.scalar("SELECT response_body IS NULL FROM idempotency_keys") == "t");
   BOOST_TEST(stripe.charges() == 1);
 }

@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(a_key_replayed_with_other_metadata_is_key_reused_and_find_c
   BOOST_TEST((absent.kind == rr::payments::FoundCharge::Kind::absent));
 }
 
-// Issue 14: the API charges from a request fiber; the provider call suspends it (the
+// The API charges from a request fiber; the provider call suspends it (the
 // fiber's I/O thread runs the exchange) and the outcome is the same as a thread's.
 BOOST_AUTO_TEST_CASE(a_charge_and_its_refund_from_a_request_fiber_are_made) {
   MockProvider provider;

@@ -13,8 +13,8 @@
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "common/http/server.hpp"
-#include "common/stripe_mock/mock.hpp"
 #include "support/process.hpp"
+#include "tools/stripe_mock/mock.hpp"
 
 using namespace std::chrono_literals;
 using rr::http::Request;

@@ -1,4 +1,4 @@
-// API_TRUSTED_PROXIES (issue 34, point 3): which peers may name the client in X-Forwarded-For, the
+// API_TRUSTED_PROXIES: which peers may name the client in X-Forwarded-For, the
 // list's parsing, and over real HTTP the address stored as origin_ip on keys and audit records.
 #include "common/http/trusted_proxies.hpp"
 

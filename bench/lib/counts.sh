@@ -41,7 +41,7 @@ statements_read() {  # NAME (file name) DESCRIPTION [EXPECTED per key, default t
   statements=$(awk -F '\t' '{ n += $1 } END { print n + 0 }' "$dir/statements-$name.tsv")
   statements=$((statements - wakeup_statements))
   created=$((created1 - created0))
-  # Coalesced phases (issue 31, point 2): one call of a batch form runs the phase of several keys.
+  # Coalesced phases: one call of a batch form runs the phase of several keys.
   # For the check, every key whose phase did not run in a call of the single form counts one
   # statement, as if it had run alone: the SQL per request is the same, only shared.
   local batch single batch_calls single_calls batched
@@ -170,7 +170,7 @@ minimum_counts_end() {  # label of the run in between
     "${minimum_commits:-?} commits ($((commits1 - minimum_commits0)) commits in pg_stat_database / $done_tx transactions)"
 }
 
-# --- database round trips, counted by PgBouncer (issue 14): SHOW STATS on its admin console counts
+# --- database round trips, counted by PgBouncer: SHOW STATS on its admin console counts
 # a "query" from a client's first message until PostgreSQL's ReadyForQuery, i.e. one round trip,
 # and a transaction per server transaction, whatever the API thinks it sends. The pooled APIs'
 # readiness pings go through PgBouncer too: their rate, measured idle, is taken off.

@@ -10,12 +10,12 @@
 # shellcheck disable=SC2034,SC2154
 
 # --- the pgbench scripts, generated from the product's calls
-# The product sends each phase as one call, "SELECT * FROM fn(...)" (issue 14): with the default
+# The product sends each phase as one call, "SELECT * FROM fn(...)": with the default
 # settings a statement its session prepared once, its arguments as parameters, so pgbench replays
 # these scripts with -M prepared, as the API sends them (product_protocol); where the sessions do
 # not carry the bound it is the simple query "SET LOCAL statement_timeout = N; SELECT * FROM
 # fn('...')", replayed with -M simple. The minimum SQL runs -M prepared, the cheapest way
-# PostgreSQL offers; so does the article's (issue 31), in its own database.
+# PostgreSQL offers; so does the article's, in its own database.
 minimum_sql=bench/minimum_sql.sql
 article_sql=bench/article_minimum_sql.sql
 pgbench_scripts() {
@@ -31,7 +31,7 @@ pgbench_scripts() {
   while IFS= read -r line; do pgbench_defines+=(-D "$line"); done < <("$bin/rocket-rides-bench-sql" defines)
   pgbench_defines+=(-D "user_id=$pgbench_user" -D lock_token=6f1c2b9e-8a4d-4c3b-9e2f-5d7a1b0c3e4f)
 
-  # The minimum SQL (issue 14), on the same database and schema as the new-key SQL. One request
+  # The minimum SQL, on the same database and schema as the new-key SQL. One request
   # first, so that a script the schema refuses is found here, once, not in every round.
   minimum_ok=1
   if ! pgbench -n -M prepared -c 1 -t 1 -f "$minimum_sql" "${pgbench_defines[@]}" "$pgbench_url" >"$dir/minimum-check.out" 2>&1; then
@@ -39,7 +39,8 @@ pgbench_scripts() {
     echo "api_bench: $minimum_sql fails on the product's schema; the pgbench minimum SQL rows are left out:" >&2
     tail -n 5 "$dir/minimum-check.out" >&2
   fi
-  # The same for the article's minimum SQL on the article's schema (issue 31).
+  # The same for the article's minimum SQL on the article's schema (the floor the product's
+  # schema is measured against).
   if [ "$article_ok" = 1 ] && ! pgbench -n -M prepared -c 1 -t 1 -f "$article_sql" "$article_url" \
     >"$dir/article-check.out" 2>&1; then
     article_ok=0
@@ -50,7 +51,7 @@ pgbench_scripts() {
 
 # --- one measured run: measure LABEL wrk|pgbench COMMAND...
 # If set, the command in $before_load runs after the checkpoint, just before the load starts. A
-# failed run ends the bench, unless measure_soft=1 (issue 14's additions): then it says so and
+# failed run ends the bench, unless measure_soft=1 (a row the bench can do without): then it says so and
 # returns 1, and no row is written.
 run_index=0
 before_load=""
@@ -143,7 +144,7 @@ pgbench_run() {  # label script clients [protocol: given for the minimum SQL onl
     "${pgbench_defines[@]}" -l --log-prefix="$dir/pgbench-log-$((run_index + 1))" "$pgbench_url"
 }
 
-# The article's minimum SQL (issue 31) as the article wrote it: its own database, -M prepared,
+# The article's minimum SQL as the article wrote it: its own database, -M prepared,
 # plain sessions, no variables given (it sets its own).
 article_run() {  # label clients
   measure "$1" pgbench env PGOPTIONS= pgbench -n -M prepared -c "$2" -j 2 -T "$duration" -f "$article_sql" \

@@ -36,7 +36,7 @@ runs_new_keys() {
 
 # Side by side: pgbench and the API alternate at 32; so do 32 and 128 ("no collapse at 128").
 # pgbench running the minimum SQL joins each round, right after the product's SQL. The article's
-# minimum SQL (issue 31) pairs with the API's new keys at 32 and at 128, the article first in odd
+# minimum SQL pairs with the API's new keys at 32 and at 128, the article first in odd
 # rounds and the API first in even ones, so that neither side always runs second. Afterwards the
 # counts over the group: HOT shares and commits (bench/lib/counts.sh).
 runs_new_key_rounds() {

@@ -67,7 +67,7 @@ start_servers() {
     --stripe-customer cus_bench >/dev/null 2>>"$dir/migrate.log"
   pgbench_user=$(psql -X -Atq "$pgbench_url" -c "SELECT id FROM users WHERE email = 'pgbench@rocketrides.example'")
 
-  # Issue 31's floor: the seed article's schema (bench/article_schema.sql, a verbatim copy) in a
+  # The article's floor: the seed article's schema (bench/article_schema.sql, a verbatim copy) in a
   # database of its own, for the "pgbench article minimum SQL" rows. Loading it may fail without
   # ending the bench (those rows are then left out and their verdicts read "not measured").
   article_url=${DATABASE_URL%/*}/article
@@ -113,7 +113,7 @@ post_rides() {  # base-url key output-prefix: POST /rides as the wrk scripts sen
     -d "$request_body"
 }
 
-# --- nginx answering POST /rides with the bytes of the API's replay answer (issue 14): the same
+# --- nginx answering POST /rides with the bytes of the API's replay answer: the same
 # request, the same answer, nothing else done. Returns 1, having said why, if it cannot.
 nginx_pid=""
 nginx_start() {
@@ -141,7 +141,7 @@ nginx_start() {
 
 # --- PgBouncer running deploy/pgbouncer.ini, its site file written by the same code as
 # scripts/cluster.sh's (scripts/pgbouncer-site.sh), and two APIs through it without prepared
-# statements (issue 12's production topology). Sets pooled_url, pgb_pids, pgb_ports, pgb_url and
+# statements (the production topology). Sets pooled_url, pgb_pids, pgb_ports, pgb_url and
 # the pool's settings.
 start_pgbouncer() {
   local pg_port pgbouncer_cmd i port

@@ -1,4 +1,4 @@
-// The bounded wait of a request whose key is in flight (issue 16, Prefer: wait=N): how long it may
+// The bounded wait of a request whose key is in flight (Prefer: wait=N): how long it may
 // wait, the deferral that parks it until the key is released, and how its answer says it waited.
 #pragma once
 

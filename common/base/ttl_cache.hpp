@@ -7,8 +7,8 @@
 // Renewal ahead of expiry (find_for_renewal): once an entry is in the last `renew_within` of its
 // life, exactly one caller is told to renew it while every other caller keeps getting the value.
 // Without it, an entry that expires under load sends every request that arrives before the first
-// new lookup returns to the source of its own (issue 14 counted 19 token lookups in 10 s where 5
-// would do). A renewal is a new lookup remembered afresh, so an entry still lives at most `ttl`
+// new lookup returns to the source of its own (a benchmark counted 19 token lookups in 10 s where
+// 5 would do). A renewal is a new lookup remembered afresh, so an entry still lives at most `ttl`
 // from the lookup that made it.
 //
 // One load at a time per key (load_shared): callers that miss the same key while another caller

@@ -1,13 +1,16 @@
-# One static library per folder of common/, linking only the folders it may use: the layers'
-# declared graph. These targets are its one source: rocket_rides_write_layers() reads their link
-# libraries back into a file that scripts/check_layers.py holds every #include "common/..." against.
+# One static library per folder of common/ (and of tools/, the test tools), linking only the
+# folders it may use: the layers' declared graph. These targets are its one source:
+# rocket_rides_write_layers() reads their link libraries back into a file that
+# scripts/check_layers.py holds every #include "common/..." and "tools/..." against.
 
 # rocket_rides_folder(NAME [USES FOLDER...] [EXTERNAL TARGET...] [SOURCES FILE...])
-# rr_NAME from common/NAME/*.cpp (an interface library for a folder of headers only), linking
-# rr_FOLDER for each folder it USES and the EXTERNAL libraries its own files call.
+# rr_NAME from NAME/*.cpp beside the calling CMakeLists.txt (common/NAME/, tools/NAME/; an interface
+# library for a folder of headers only), linking rr_FOLDER for each folder it USES and the EXTERNAL
+# libraries its own files call. A tool's main.cpp is its executable's, not the library's.
 function(rocket_rides_folder name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "USES;EXTERNAL;SOURCES")
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
+  list(FILTER sources EXCLUDE REGEX "/main\\.cpp$")
   list(APPEND sources ${ARG_SOURCES})
   set(uses)
   foreach(folder IN LISTS ARG_USES)
@@ -25,7 +28,8 @@ function(rocket_rides_folder name)
   target_link_libraries(rr_${name} ${scope} ${uses} ${ARG_EXTERNAL})
   # Every build checks the layers before it compiles a folder.
   add_dependencies(rr_${name} check_layers)
-  rocket_rides_layered(common/${name} rr_${name})
+  file(RELATIVE_PATH parent ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  rocket_rides_layered(${parent}/${name} rr_${name})
 endfunction()
 
 # rocket_rides_layered(FOLDER TARGET): FOLDER's files may include what TARGET links (a main's

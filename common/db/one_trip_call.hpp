@@ -1,4 +1,4 @@
-// A call of one SQL function as a transaction of its own, in one round trip (issue 14): the
+// A call of one SQL function as a transaction of its own, in one round trip: the
 // statement bound and the call go out as one simple query,
 //   SET LOCAL statement_timeout = N; SELECT * FROM function('arg', 'arg', NULL)
 // which PostgreSQL runs as one implicit transaction: the call commits or rolls back as a whole,

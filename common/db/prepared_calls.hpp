@@ -1,4 +1,4 @@
-// The one-trip calls one database session has prepared (issue 14). In prepared-statement mode a
+// The one-trip calls one database session has prepared. In prepared-statement mode a
 // pooled session is ours alone, so a call goes out as a prepared statement,
 //   SELECT * FROM function($1, ..., $n)
 // parsed and planned once per session, its arguments sent as parameters: PostgreSQL neither

@@ -1,4 +1,4 @@
-// Request fibers (issue 14): the API runs a flow request as a stackful fiber on its connection's
+// Request fibers: the API runs a flow request as a stackful fiber on its connection's
 // I/O thread, so the same blocking-style code (endpoint, runner, phases) runs there without a
 // worker thread per wait. Only the leaves wait differently: a pool checkout, a one-trip SQL call,
 // a provider call and a sleep suspend the fiber and let the I/O thread serve others meanwhile;

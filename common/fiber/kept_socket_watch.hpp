@@ -1,5 +1,5 @@
 // A socket someone else owns (a pooled connection's libpq socket) that request fibers wait on call
-// after call (issue 14). A fiber::SocketWatch per wait registers the socket with the I/O thread's
+// after call. A fiber::SocketWatch per wait registers the socket with the I/O thread's
 // reactor and removes it again: three epoll_ctl and an ioctl for every SQL call, two calls per new
 // key. This keeps the registration from one call to the next while the socket and the I/O thread
 // stay the same.

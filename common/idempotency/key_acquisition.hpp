@@ -38,7 +38,7 @@ struct OpenSection {
   db::Transaction tx;
 };
 
-// A flow's first phase and the key's creation as one SQL call, one round trip (issue 14): the
+// A flow's first phase and the key's creation as one SQL call, one round trip: the
 // function finds or creates the key as idem_find_or_create does and, only when it created it, runs
 // the phase's work and moves the key to the phase's recovery point, all in the call's implicit
 // transaction. Its first kCreatingCallKeyColumns columns are idem_find_or_create's (the recovery

@@ -1,6 +1,6 @@
 // The signed-in rider of a page request, counted against API_MAX_IN_FLIGHT_PER_USER like the same
 // user's API requests: the limit is the user's, whether a bearer token or a session cookie names
-// them, so pages are no way around it (issue 34).
+// them, so pages are no way around it.
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-"""Issue 16 in a real browser: Debian's headless Chromium, driven by python3-selenium, signs in,
+"""The rider pages in a real browser: Debian's headless Chromium, driven by python3-selenium, signs in,
 books rides and submits the booking form every way a person can (twice in a double click, two
 raw POSTs of the same form racing, back and again, a declined card, a provider outage and a retry)
 against the real API, database and stand-in provider. After each: exactly one ride and one charge

@@ -1,4 +1,4 @@
-"""The rider pages as the contract in issue 16 names them (ids, names, routes), driven in the
+"""The rider pages by the names a rider's browser sees (element ids, form fields, routes), driven in the
 browser, and the same forms posted raw with the browser's cookies. Nothing here knows how the
 pages are built: only what a rider sees and what the browser sends."""
 
