@@ -170,7 +170,11 @@ BOOST_AUTO_TEST_CASE(held_idle_connections_never_keep_a_real_client_out) {
 // With the provider at 2 s per charge, one user's hundreds of concurrent POSTs
 // queued everyone (health checks included) behind them for many seconds.
 BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
-  stripe.configure("{\"latency_ms\":2000}");
+  // The bound below is one provider round: an answer queued behind the flood waits at least that
+  // long, whatever the machine's speed, while one that is not waits only for the (shared, and in
+  // CI loaded) cores. Fixed bounds of 500 ms measured the cores instead.
+  constexpr long kProviderLatencyMs = 3000;
+  stripe.configure("{\"latency_ms\":" + std::to_string(kProviderLatencyMs) + "}");
   start_api();
 
   constexpr int kFlooders = 200;
@@ -228,10 +232,10 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
   BOOST_TEST_MESSAGE("under the flood: worst /healthz " << worst_health << " ms, /readyz " << worst_ready
                                                         << " ms, another user's GET " << worst_get << " ms, 401/404 "
                                                         << worst_refusal << " ms");
-  BOOST_TEST(worst_health < 500, "healthz took " << worst_health << " ms");
-  BOOST_TEST(worst_ready < 1000, "readyz took " << worst_ready << " ms");
-  BOOST_TEST(worst_get < 1000, "another user's GET took " << worst_get << " ms");
-  BOOST_TEST(worst_refusal < 500, "401/404 took " << worst_refusal << " ms");
+  BOOST_TEST(worst_health < kProviderLatencyMs, "healthz took " << worst_health << " ms");
+  BOOST_TEST(worst_ready < kProviderLatencyMs, "readyz took " << worst_ready << " ms");
+  BOOST_TEST(worst_get < kProviderLatencyMs, "another user's GET took " << worst_get << " ms");
+  BOOST_TEST(worst_refusal < kProviderLatencyMs, "401/404 took " << worst_refusal << " ms");
 
   std::string seen;
   for (auto [status, count] : statuses) seen += std::to_string(status) + "x" + std::to_string(count) + " ";

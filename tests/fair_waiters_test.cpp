@@ -60,7 +60,7 @@ struct PageSession {
             api.url("/book"),
             {{"Cookie", cookie}, {"Content-Type", "application/x-www-form-urlencoded"}},
             book_body(key),
-            20s};
+            40s};
   }
   http::ClientRequest home(const ApiProcess& api) const { return {"GET", api.url("/"), {{"Cookie", cookie}}, "", 10s}; }
 };
@@ -195,11 +195,12 @@ BOOST_AUTO_TEST_CASE(one_riders_flood_of_waiters_leaves_another_users_wait_its_r
                           {"IDEMPOTENCY_MAX_WAIT", "30"},
                           {"STRIPE_TIMEOUT", "30"}});
   auto alice = sign_in(*api, token);
-  // Alice's two keys stay at the provider through the whole flood.
-  stripe.configure("{\"latency_ms\":15000}");
+  // Alice's two keys stay at the provider through the whole flood, however long a loaded machine
+  // takes to park or refuse it (below).
+  stripe.configure("{\"latency_ms\":25000}");
   auto api_key = new_key();
   auto page_key = new_key();
-  auto alice_ride = send_async(api->ride_request(token, api_key, RideFixture::kDefaultForm, 30s));
+  auto alice_ride = send_async(api->ride_request(token, api_key, RideFixture::kDefaultForm, 40s));
   auto alice_booking = send_async(alice.book(*api, page_key));
   db.until_key_locked(api_key);
   db.until_key_locked(page_key);
@@ -218,7 +219,7 @@ BOOST_AUTO_TEST_CASE(one_riders_flood_of_waiters_leaves_another_users_wait_its_r
   constexpr int kFlood = 2 * kFloodPerRoute;
   auto flood_sent = Clock::now();
   std::string page;
-  for (auto until = Clock::now() + 12s; Clock::now() < until; std::this_thread::sleep_for(100ms)) {
+  for (auto until = Clock::now() + 22s; Clock::now() < until; std::this_thread::sleep_for(100ms)) {
     page = metrics();
     if (sample(page, waits("waiting")) + sample(page, waits("refused")) + sample(page, waits("refused_per_user")) >=
         kFlood) {

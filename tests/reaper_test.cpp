@@ -248,9 +248,14 @@ BOOST_AUTO_TEST_CASE(a_bad_batch_size_exits_2_naming_the_variable) {
 
 BOOST_AUTO_TEST_CASE(sigterm_stops_the_daemon_with_status_0) {
   ReaperFixture f;
-  rr::test::ChildProcess daemon({rr::test::binary("rocket-rides-reaper")},
-                                {{"DATABASE_URL", f.db.url()}, {"REAPER_IDLE_SLEEP", "30"}});
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto metrics_port = rr::test::free_port();
+  rr::test::ChildProcess daemon(
+      {rr::test::binary("rocket-rides-reaper")},
+      {{"DATABASE_URL", f.db.url()}, {"REAPER_IDLE_SLEEP", "30"}, {"METRICS_PORT", std::to_string(metrics_port)}});
+  // The stop handlers are installed before the metrics endpoint listens: a SIGTERM sent earlier
+  // (a fixed sleep on a loaded machine) found the default action and killed it without a word.
+  BOOST_REQUIRE_MESSAGE(daemon.wait_for_output("metrics endpoint listening", std::chrono::seconds(30)),
+                        daemon.output());
   BOOST_TEST(daemon.running());
   daemon.signal(SIGTERM);
   auto status = daemon.wait(std::chrono::seconds(10));
