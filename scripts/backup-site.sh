@@ -91,6 +91,19 @@ backup_take() {
   backup_info_json "$config" | python3 "$backup_info" list | grep -E '^[0-9]{8}-' | tail -n 1
 }
 
+# backup_take_as CONFIG [--full|--diff|--incr]: backup_take with the kind an operator command was
+# given (diff when none); an unknown option fails in one line.
+backup_take_as() {
+  local kind
+  case "${2:-}" in
+    --full) kind="full" ;;
+    --diff | "") kind="diff" ;;
+    --incr) kind="incr" ;;
+    *) backup_say "backup: unknown option $2 (--full or --diff)"; return 2 ;;
+  esac
+  backup_take "$1" "$kind"
+}
+
 backup_log_dir() { sed -n 's/^log-path=//p' "$1"; }
 
 backup_list() { backup_info_json "$1" | python3 "$backup_info" list; }

@@ -591,17 +591,6 @@ backup_conninfo_here() {
   fi
 }
 
-take_backup() {
-  local kind="diff"
-  case "${1:-}" in
-    --full) kind="full" ;;
-    --diff | "") kind="diff" ;;
-    --incr) kind="incr" ;;
-    *) die "backup: unknown option $1 (--full or --diff)" ;;
-  esac
-  backup_take "$(backup_config_here)" "$kind"
-}
-
 restore() {
   local to="" latest=""
   while [ $# -gt 0 ]; do
@@ -1465,7 +1454,7 @@ case "$cmd" in
       failover | switchover) load_conf; need_ha; change_leader "$cmd" "$@" ;;
       kill-postgres) load_conf; need_ha; kill_postgres "${1:-}" ;;
       partition | heal) load_conf; need_ha; partition_node "$cmd" "${1:-}" ;;
-      backup) load_conf; take_backup "$@" ;;
+      backup) load_conf; backup_take_as "$(backup_config_here)" "$@" ;;
       backups) load_conf; backup_list "$(backup_repo_config)" ;;
       restore) load_conf; restore "$@" ;;
       verify) load_conf; backup_verify "$(backup_repo_config)" "$(backup_verify_state)" ;;

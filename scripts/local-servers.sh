@@ -72,10 +72,12 @@ pick_port() {
   return 1
 }
 
+database_url() { echo "postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides"; }
+
 print_env() {
   # shellcheck disable=SC1091
   . "$dir/ports"
-  echo "export DATABASE_URL=postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides"
+  echo "export DATABASE_URL=$(database_url)"
   echo "export REDIS_URL=redis://127.0.0.1:${REDIS_PORT}/0"
   echo "export LOCAL_SERVERS_DIR=$dir"
   if [ "${ARCHIVE:-}" = 1 ]; then echo "export BACKUP_CONFIG=$backup_config"; fi
@@ -270,24 +272,13 @@ load_ports() {
   . "$dir/ports"
 }
 
-archiving_config() {
+# Loads DIR/ports, and refuses servers that were not started with --archive.
+require_archiving() {
   load_ports
   if [ "${ARCHIVE:-}" != 1 ] || [ ! -f "$backup_config" ]; then
     echo "local-servers: PostgreSQL in $dir does not archive (start it with --archive)" >&2
     exit 1
   fi
-  echo "$backup_config"
-}
-
-take_backup() {
-  local config kind=diff
-  config=$(archiving_config)
-  case "${1:-}" in
-    --full) kind=full ;;
-    --diff | "") ;;
-    *) echo "local-servers: backup: unknown option $1 (--full or --diff)" >&2; exit 2 ;;
-  esac
-  backup_take "$config" "$kind"
 }
 
 postgres_alive() { [ -f "$dir/pg/postmaster.pid" ] && kill -0 "$(head -n 1 "$dir/pg/postmaster.pid")" 2>/dev/null; }
@@ -317,9 +308,8 @@ restore() {
     exit 2
   fi
   if [ -n "$env_file" ] && [ ! -r "$env_file" ]; then echo "local-servers: restore: cannot read $env_file" >&2; exit 2; fi
-  local config target conninfo restored
-  load_ports
-  config=$(archiving_config)
+  local config=$backup_config target conninfo restored
+  require_archiving
   conninfo="host=$dir/pg port=$PG_PORT user=postgres dbname=rocket_rides connect_timeout=5"
   # Before anything stops: a target no backup reaches fails here, in one line.
   target=$(backup_check_restore_target "$config" "$to") || exit 1
@@ -344,7 +334,7 @@ restore() {
     local -a variables=()
     mapfile -t variables < <(backup_env_file_variables "$env_file")
     if ! printf '%s\n' "${variables[@]}" | grep -q '^DATABASE_URL=.'; then
-      variables+=("DATABASE_URL=postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides")
+      variables+=("DATABASE_URL=$(database_url)")
     fi
     backup_reconcile "$(api_binary "$bin_dir")" "$restore_since" \
       "PATH=/usr/local/bin:/usr/bin:/bin" "LANG=C.UTF-8" "${variables[@]}"
@@ -368,8 +358,8 @@ case "$cmd" in
     # The log starts anew (a restore wiped the directory it was in).
     start_postgres "${PG_START_TIMEOUT:-600}"
     ;;
-  backup) shift 2; take_backup "$@" ;;
-  backups) backup_list "$(archiving_config)" ;;
+  backup) shift 2; require_archiving; backup_take_as "$backup_config" "$@" ;;
+  backups) require_archiving; backup_list "$backup_config" ;;
   restore) shift 2; restore "$@" ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;
 esac

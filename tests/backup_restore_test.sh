@@ -70,16 +70,8 @@ insert 31 40
 
 step "a restore to a time before the oldest backup fails in one line"
 api1_pid=$(cat "$dir/pids/api1.pid")
-if err=$("$cluster" restore "$dir" --to "$before_backups" 2>&1); then
-  fail "restore --to $before_backups (before the oldest backup) succeeded"
-else
-  lines=$(echo "$err" | grep -c .)
-  if [ "$lines" = 1 ] && echo "$err" | grep -q "is before the oldest restore point $oldest"; then
-    ok "refused in one line: $err"
-  else
-    fail "restore before the oldest point: want one line naming $oldest, got: $err"
-  fi
-fi
+refused_in_one_line "restore --to $before_backups (before the oldest backup)" \
+  "is before the oldest restore point $oldest" "$cluster" restore "$dir" --to "$before_backups"
 [ "$(cat "$dir/pids/api1.pid")" = "$api1_pid" ] && kill -0 "${api1_pid% *}" 2>/dev/null ||
   fail "the refused restore stopped api1"
 

@@ -32,13 +32,8 @@ source "$(dirname "$0")/support/checks.sh"
 
 step "servers without --archive: backup refuses in one line"
 "$servers" start "$plain" --fast >/dev/null
-if err=$("$servers" backup "$plain" --full 2>&1); then
-  fail "backup of servers that do not archive succeeded: $err"
-elif [ "$(echo "$err" | grep -c .)" = 1 ] && echo "$err" | grep -q "does not archive (start it with --archive)"; then
-  ok "refused: $err"
-else
-  fail "backup of servers that do not archive: want one line, got: $err"
-fi
+refused_in_one_line "backup of servers that do not archive" "does not archive (start it with --archive)" \
+  "$servers" backup "$plain" --full
 "$servers" stop "$plain" >/dev/null
 
 step "servers with --archive, migrated"
@@ -70,13 +65,8 @@ insert 21 30
 
 step "a restore to a time before the oldest backup fails in one line"
 pid=$(postmaster)
-if err=$("$servers" restore "$archived" --to "$before_backups" 2>&1); then
-  fail "restore --to $before_backups (before the oldest backup) succeeded"
-elif [ "$(echo "$err" | grep -c .)" = 1 ] && echo "$err" | grep -q "is before the oldest restore point $oldest"; then
-  ok "refused in one line: $err"
-else
-  fail "restore before the oldest point: want one line naming $oldest, got: $err"
-fi
+refused_in_one_line "restore --to $before_backups (before the oldest backup)" \
+  "is before the oldest restore point $oldest" "$servers" restore "$archived" --to "$before_backups"
 [ "$(postmaster)" = "$pid" ] && kill -0 "$pid" 2>/dev/null || fail "the refused restore stopped PostgreSQL"
 
 step "restore --to $restore_point, reconciled with the daemons' environment file"

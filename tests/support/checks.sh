@@ -8,3 +8,16 @@ fail() {
 }
 ok() { echo "ok: $*"; }
 step() { echo "[$(basename "$0" .sh) $(date +%T)] $*"; }
+# refused_in_one_line WHAT PATTERN COMMAND...: COMMAND must fail, saying exactly one line that
+# holds PATTERN (grep's basic regular expression).
+refused_in_one_line() {
+  local what=$1 pattern=$2 err
+  shift 2
+  if err=$("$@" 2>&1); then
+    fail "$what succeeded: $err"
+  elif [ "$(echo "$err" | grep -c .)" = 1 ] && echo "$err" | grep -q "$pattern"; then
+    ok "$what refused in one line: $err"
+  else
+    fail "$what: want one line with '$pattern', got: $err"
+  fi
+}
