@@ -10,10 +10,10 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const readline = require('node:readline');
+
+const {up} = require('../support/rrsuite.js');
 
 const STRIPE_KEY = 'sk_test_openapi_suite';
-const TOOLS = path.join(__dirname, '..', '..', 'tools');
 
 function fail(message) {
   const error = new Error(message);
@@ -30,41 +30,20 @@ function run(argv, env) {
 }
 
 // Starts everything; `apiEnv` adds settings for the API. Always call stop(), even after a failure.
-// The package's process stays in the foreground while the stack is up and stops it on SIGTERM or
-// when its stdin closes, which it does when this process ends however it ends.
 async function startStack(apiEnv = {}) {
   const binDir = process.env.ROCKET_RIDES_BIN_DIR;
   if (!binDir) fail('ROCKET_RIDES_BIN_DIR is not set (CTest sets the build\'s bin directory)');
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rocket-rides-openapi-'));
-  const argv = ['-m', 'rrsuite', 'up', '--shape', 'plain', '--json', '--bin-dir', binDir, '--log-dir', logDir,
-    '--stripe-key', STRIPE_KEY, '--label', 'openapi'];
-  for (const [name, value] of Object.entries(apiEnv)) argv.push('--api-env', `${name}=${value}`);
-  const up = childProcess.spawn('python3', argv, {
-    env: {...process.env, PYTHONPATH: TOOLS, PYTHONDONTWRITEBYTECODE: '1'}, stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => up.on('exit', (code) => resolve(code)));
-  const lines = readline.createInterface({input: up.stdout})[Symbol.asyncIterator]();
-  const next = async () => {
-    const {value, done} = await lines.next();
-    return done ? null : JSON.parse(value);
-  };
-  const described = await next();
-  if (!described) fail(`python3 -m rrsuite up exited ${await exited} before the stack was up (its error is above)`);
-  const stack = {logDir, origin: described.origin, port: described.api_port, providerPort: described.provider_port};
+  const args = ['--bin-dir', binDir, '--log-dir', logDir, '--stripe-key', STRIPE_KEY, '--label', 'openapi'];
+  for (const [name, value] of Object.entries(apiEnv)) args.push('--api-env', `${name}=${value}`);
+  const shape = await up('plain', args);
+  const stack = {logDir, origin: shape.origin, port: shape.api_port, providerPort: shape.provider_port, stop: shape.stop};
   stack.createRider = (email, customer) => {
-    const printed = run([described.api_binary, 'user', 'create', '--email', email, '--stripe-customer', customer],
-        described.api_env).trim().split('\n');
+    const printed = run([shape.api_binary, 'user', 'create', '--email', email, '--stripe-customer', customer],
+        shape.api_env).trim().split('\n');
     const token = printed[printed.length - 1].trim();
     if (!token.startsWith('rr_')) fail(`user create printed no token: ${printed}`);
     return token;
-  };
-  // The problems the run left behind (a process that did not exit 0, a sanitizer report).
-  stack.stop = async () => {
-    up.stdin.end();
-    const stopped = await next();
-    await exited;
-    if (!stopped) fail('python3 -m rrsuite up ended without saying how the stack stopped');
-    return stopped.problems;
   };
   return stack;
 }

@@ -1,10 +1,12 @@
 """The package's command line, for suites not written in Python:
 
-  python3 -m rrsuite up --shape plain [--bin-dir DIR] [--log-dir DIR] [--stripe-key KEY]
-                        [--api-env NAME=VALUE]... [--json]
+  python3 -m rrsuite up --shape plain|provider [--bin-dir DIR] [--log-dir DIR] [--stripe-key KEY]
+                        [--api-env NAME=VALUE]... [--seed N] [--json]
 
-(with tools/ on PYTHONPATH) starts the shape, prints one line describing it (JSON with --json:
-origin, api_port, provider_port, provider_url, database_url, api_binary, api_env, log_dir, logs),
+(with tools/ on PYTHONPATH) starts the shape (plain: the API over a fresh database and the stand-in
+provider; provider: the stand-in alone, with MOCK_SEED=N), prints one line describing it (JSON with
+--json: provider_port, provider_url, log_dir, logs, and for plain origin, api_port, database_url,
+api_binary, api_env),
 and stays in the foreground until SIGTERM, SIGINT or the end of its stdin (its caller gone); then
 stops it and prints one more line, {"stopped": true, "problems": [...]} (a process that did not
 exit 0, a sanitizer report). Exits 0 once stopped, 2 if the shape could not start (one line on
@@ -20,7 +22,7 @@ import tempfile
 
 sys.dont_write_bytecode = True
 
-from .plain import PlainStack  # noqa: E402
+from .plain import PlainStack, ProviderShape  # noqa: E402
 from .process import HarnessError  # noqa: E402
 
 
@@ -48,8 +50,11 @@ def up(args):
     stack = None
     try:
         try:
-            stack = PlainStack(bin_dir, os.environ.get("DATABASE_URL", ""), log_dir, args.stripe_key, api_env,
-                               db_prefix="rr_%s_" % args.label)
+            if args.shape == "provider":
+                stack = ProviderShape(bin_dir, log_dir, args.stripe_key, args.seed)
+            else:
+                stack = PlainStack(bin_dir, os.environ.get("DATABASE_URL", ""), log_dir, args.stripe_key, api_env,
+                                   db_prefix="rr_%s_" % args.label)
         except HarnessError as error:
             print("rrsuite: the %s shape did not start: %s" % (args.shape, error), file=sys.stderr)
             return 2
@@ -57,8 +62,9 @@ def up(args):
         if args.json:
             print(json.dumps(description), flush=True)
         else:
-            print("%s shape up: API %s, provider %s, logs %s" % (
-                args.shape, description["origin"], description["provider_url"], log_dir), flush=True)
+            print("%s shape up: %s, logs %s" % (args.shape, ", ".join(
+                "%s %s" % (k, description[k]) for k in ("origin", "provider_url") if k in description), log_dir),
+                flush=True)
         while sys.stdin.buffer.read(65536):
             pass
     except _Stop:
@@ -78,7 +84,8 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="python3 -m rrsuite")
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("up", help="start a shape and keep it up until signalled")
-    p.add_argument("--shape", choices=["plain"], default="plain")
+    p.add_argument("--shape", choices=["plain", "provider"], default="plain")
+    p.add_argument("--seed", type=int, help="the stand-in's MOCK_SEED (provider shape)")
     p.add_argument("--bin-dir")
     p.add_argument("--log-dir")
     p.add_argument("--stripe-key", default="sk_test_rrsuite")

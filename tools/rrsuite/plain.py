@@ -1,12 +1,14 @@
-"""The plain shape: one rocket-rides-api over a fresh database of its own (in the cluster an admin
-URL names) and the stand-in provider, each on a free loopback port. What the browser suite and the
-OpenAPI tests run against. stop() reports what the run left behind: a process that did not exit 0,
-a sanitizer report."""
+"""The shapes a suite runs against without a cluster: the plain shape, one rocket-rides-api over a
+fresh database of its own (in the cluster an admin URL names) and the stand-in provider, each on a
+free loopback port (the browser suite and the OpenAPI tests); and the stand-in provider alone (the
+Stripe library's conformance test). stop() reports what the run left behind: a process that did
+not exit 0, a sanitizer report."""
 
 import os
 
 from . import daemons, provider
 from .postgres import FreshDatabase
+from .process import stop_all
 
 # Settings of the stack's own processes; everything else comes from the caller's environment
 # (ASAN_OPTIONS, LSAN_OPTIONS, PATH).
@@ -14,11 +16,38 @@ OWNED_PREFIXES = ("DATABASE_", "REDIS_", "STRIPE_", "IDEMPOTENCY_", "MOCK_", "AP
                   "SESSION_", "SHUTDOWN_", "RESPONSE_CACHE_", "TOKEN_CACHE_", "LISTEN_", "LOCAL_SERVERS")
 
 
+def owned_removed(environ):
+    return {k: v for k, v in environ.items() if not k.startswith(OWNED_PREFIXES)}
+
+
+class ProviderShape:
+    """The stand-in provider alone (the official Stripe library's conformance test)."""
+
+    def __init__(self, bin_dir, log_dir, stripe_key, seed=None, environ=None):
+        environ = os.environ if environ is None else environ
+        daemons.binary(bin_dir, "rocket-rides-stripe-mock")
+        self.log_dir = log_dir
+        self.provider = provider.start(bin_dir, dict(owned_removed(environ), STRIPE_API_KEY=stripe_key), log_dir,
+                                       seed=seed)
+        self.stopped = False
+
+    def stop(self):
+        if self.stopped:
+            return []
+        self.stopped = True
+        return stop_all([self.provider])
+
+    def describe(self):
+        return {"shape": "provider", "provider_port": self.provider.port,
+                "provider_url": provider.base_url(self.provider), "log_dir": self.log_dir,
+                "logs": {self.provider.name: self.provider.log_path}}
+
+
 class PlainStack:
     def __init__(self, bin_dir, admin_url, log_dir, stripe_key, api_env=None, environ=None, db_prefix="rr_suite_"):
         """Starts everything, or stops what it started and raises."""
         environ = os.environ if environ is None else environ
-        self.base_env = {k: v for k, v in environ.items() if not k.startswith(OWNED_PREFIXES)}
+        self.base_env = owned_removed(environ)
         self.api_binary = daemons.binary(bin_dir, "rocket-rides-api")
         daemons.binary(bin_dir, "rocket-rides-stripe-mock")
         self.log_dir = log_dir
@@ -50,14 +79,7 @@ class PlainStack:
         if self.stopped:
             return []
         self.stopped = True
-        problems = []
-        for part in (self.api, self.provider):
-            if part is None:
-                continue
-            status = part.stop()
-            if status != 0:
-                problems.append("%s exited %s (log: %s)" % (part.name, status, part.log_path))
-            problems += ["%s: %s" % (part.name, line) for line in part.sanitizer_findings()]
+        problems = stop_all([self.api, self.provider])
         if self.database is not None:
             self.database.drop()
         return problems

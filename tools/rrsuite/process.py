@@ -150,6 +150,20 @@ class Process(Readiness):
         return [line for line in self.log_text().splitlines() if any(m in line for m in SANITIZER_MARKERS)]
 
 
+def stop_all(processes):
+    """Stops each (in the order given) and returns the problems, one line each: an exit status
+    other than 0, a line of a sanitizer report."""
+    problems = []
+    for p in processes:
+        if p is None:
+            continue
+        status = p.stop()
+        if status != 0:
+            problems.append("%s exited %s (log: %s)" % (p.name, status, p.log_path))
+        problems += ["%s: %s" % (p.name, line) for line in p.sanitizer_findings()]
+    return problems
+
+
 def http_status(port, path, host="127.0.0.1", timeout=2.0):
     """The status of GET path, or 0 when nothing answers."""
     import http.client
