@@ -13,6 +13,7 @@ import it with tools/ on sys.path.
   cluster.py        scripts/cluster.sh's cluster (plain or HA) and its members
   patroni.py        the HA cluster's Patroni nodes and their addresses
   netns.py          network namespaces for the HA shape
-  plain.py          the plain shape: API, fresh database, stand-in provider
-  __main__.py       `python3 -m rrsuite up --shape plain --json` for suites in other languages
+  plain.py          the plain shape (API, fresh database, stand-in) and the stand-in alone
+  __main__.py       `python3 -m rrsuite up --shape plain|provider --json` for suites in other
+                    languages (tests/support/rrsuite.js for Node.js)
 """
