@@ -1,12 +1,9 @@
-"""rocket-rides-api from the build directory on a free loopback port, over the suite's own database
-and the stand-in provider; riders created with its own `user create` subcommand; its access log
-read back to see what the browser actually sent."""
+"""The suite's rocket-rides-api (started by rrsuite's plain shape) as the tests see it: its
+origin, riders made with its own `user create` subcommand, and its access log read back to see
+what the browser actually sent."""
 
 import re
 import time
-
-from processes import ChildProcess, HarnessError, free_port, run
-from stand_in_provider import STRIPE_KEY
 
 _LOGFMT_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)')
 
@@ -21,27 +18,19 @@ def parse_logfmt(line):
 
 
 class ApiServer:
-    def __init__(self, bin_dir, base_env, database, provider, log_dir):
-        self.binary = bin_dir + "/rocket-rides-api"
-        self.port = free_port()
-        self.env = dict(base_env, DATABASE_URL=database.url, STRIPE_API_BASE=provider.base_url,
-                        STRIPE_API_KEY=STRIPE_KEY, STRIPE_TIMEOUT="5", SHUTDOWN_TIMEOUT="5", SHUTDOWN_DRAIN="0")
-        run([self.binary, "migrate"], self.env)
-        self.process = ChildProcess("api", [self.binary], dict(self.env, PORT=str(self.port)), log_dir).start()
-        self.process.wait_http(self.port, "/healthz")
+    def __init__(self, plain):
+        self.plain = plain
+        self.process = plain.api
+        self.port = plain.api.port
 
     @property
     def origin(self):
-        return "http://127.0.0.1:%d" % self.port
+        return self.plain.origin
 
     def create_rider(self, email, customer):
         """A rider whose card the stand-in charges (or declines, when `customer` contains
         "declined"); returns the API token `user create` printed."""
-        lines = run([self.binary, "user", "create", "--email", email, "--stripe-customer", customer],
-                    self.env).strip().splitlines()
-        if not lines or not lines[-1].startswith("rr_"):
-            raise HarnessError("user create printed no token: %r" % lines)
-        return lines[-1].strip()
+        return self.plain.create_rider(email, customer)
 
     def log_offset(self):
         return self.process.log_size()
@@ -61,6 +50,3 @@ class ApiServer:
             if len(found) >= expected or time.monotonic() > deadline:
                 return found
             time.sleep(0.05)
-
-    def stop(self):
-        return self.process.stop()

@@ -6,7 +6,7 @@ import re
 import shutil
 import tempfile
 
-from processes import HarnessError
+from rrsuite.process import HarnessError
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

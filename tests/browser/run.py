@@ -19,6 +19,9 @@ import unittest
 sys.dont_write_bytecode = True
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
+# Starting and stopping the processes is the rrsuite package's (tools/rrsuite), shared with the
+# other suites.
+sys.path.insert(0, os.path.join(here, "..", "..", "tools"))
 
 try:
     import selenium  # noqa: F401  (first, to fail with a sentence rather than a traceback)

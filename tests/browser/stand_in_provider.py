@@ -1,20 +1,18 @@
-"""The stand-in payment provider (rocket-rides-stripe-mock) on a port of its own, and its /_mock/
-admin endpoints: the charges it made and the fault knobs."""
+"""The stand-in payment provider's /_mock/ admin endpoints (rrsuite's plain shape starts it): the
+charges it made and the fault knobs."""
 
 import http.client
 import json
 
-from processes import ChildProcess, HarnessError, free_port
+from rrsuite.process import HarnessError
 
 STRIPE_KEY = "sk_test_browser_suite"
 
 
 class StandInProvider:
-    def __init__(self, bin_dir, base_env, log_dir):
-        self.port = free_port()
-        env = dict(base_env, PORT=str(self.port), STRIPE_API_KEY=STRIPE_KEY)
-        self.process = ChildProcess("stripe-mock", [bin_dir + "/rocket-rides-stripe-mock"], env, log_dir).start()
-        self.process.wait_http(self.port, "/_mock/stats")
+    def __init__(self, process):
+        self.process = process
+        self.port = process.port
 
     @property
     def base_url(self):
@@ -43,6 +41,3 @@ class StandInProvider:
     def configure(self, **faults):
         """fail_next=N: the next N charges answer 500; latency_ms=M: every /v1/ call sleeps M ms."""
         return self._call("POST", "/_mock/config", faults)
-
-    def stop(self):
-        return self.process.stop()

@@ -1,5 +1,5 @@
 // Conformance of the stand-in provider with the official Stripe client library (stripe-node):
-// starts rocket-rides-stripe-mock, drives the real library against it through the cases a
+// starts rocket-rides-stripe-mock (through tools/rrsuite), drives the real library against it through the cases a
 // payments backend meets (replays, mismatches, declines, bad keys, the library's own retries
 // over 500s, dropped connections and timeouts, refunds), and checks what the library makes of
 // every answer, lastResponse.requestId included. Plain Node (18 and later), no test framework:
@@ -8,13 +8,12 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const childProcess = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
 
-const {freePort} = require('../support/free_port.js');
+const {up} = require('../support/rrsuite.js');
 
 const Stripe = require('stripe');
 
@@ -24,36 +23,12 @@ const apiKey = 'sk_test_conformance_4242';
 
 // --- the stand-in provider, really started -------------------------------------------------
 
-function canConnect(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
-
+// Through the suites' process package: on a free port, ready once /_mock/stats answers; stop()
+// returns the problems (an exit other than 0 on SIGTERM among them).
 async function startMock() {
-  const port = await freePort();
-  const child = childProcess.spawn(mockBinary, [], {
-    env: {...process.env, PORT: String(port), STRIPE_API_KEY: apiKey, MOCK_SEED: '18'},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({code, signal})));
-  const deadline = Date.now() + 15000;
-  while (!(await canConnect(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`rocket-rides-stripe-mock did not start on port ${port}:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {port, child, exited, output: () => output};
+  const shape = await up('provider', ['--bin-dir', path.dirname(mockBinary), '--stripe-key', apiKey, '--seed', '18',
+    '--log-dir', fs.mkdtempSync(path.join(os.tmpdir(), 'rocket-rides-stripe-node-'))]);
+  return {port: shape.provider_port, stop: shape.stop, logDir: shape.log_dir};
 }
 
 function admin(port, method, urlPath, body) {
@@ -544,12 +519,12 @@ async function main() {
       }
     }
   } finally {
-    mock.child.kill('SIGTERM');
-    const {code, signal} = await mock.exited;
-    if (code !== 0) {
+    const problems = await mock.stop();
+    for (const problem of problems) {
       failed += 1;
-      console.log(`not ok - the mock exited with ${code === null ? signal : code} on SIGTERM:\n${mock.output()}`);
+      console.log(`not ok - ${problem}`);
     }
+    if (!problems.length) fs.rmSync(mock.logDir, {recursive: true, force: true});
   }
   console.log(`${passed} of ${list.length} cases passed` + (failed ? `; ${failed} failures` : ''));
   process.exitCode = failed ? 1 : 0;

@@ -1,40 +1,7 @@
-"""HTTP and ports for the suite: free ports below the ephemeral range, one-shot and keep-alive
-HTTP/1.1 calls, a JSON GET."""
+"""HTTP for the suite: one-shot and keep-alive HTTP/1.1 calls, a JSON GET. (Ports: rrsuite.ports.)"""
 
 import http.client
 import json
-import random
-
-from .base import HarnessError
-
-_taken_ports = set()
-
-
-def free_port():
-    """A free port below the kernel's ephemeral range, so that no outgoing connection takes it
-    while a killed daemon is down and before it binds the port again."""
-    import socket
-    low = 32768
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            low = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    rng = random.SystemRandom()
-    for _ in range(200):
-        port = rng.randrange(10000, max(10001, low))
-        if port in _taken_ports:
-            continue
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        finally:
-            s.close()
-        _taken_ports.add(port)
-        return port
-    raise HarnessError("no free port below %d" % low)
 
 
 def http_call(port, method, path, body=None, headers=None, timeout=5.0):

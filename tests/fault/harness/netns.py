@@ -8,36 +8,9 @@ import subprocess
 import sys
 import time
 
+from rrsuite import netns
+
 from .base import SCRIPT, Stop, log
-
-
-def _ip(*args, timeout=30):
-    return subprocess.run(["ip"] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout)
-
-
-def remove_netns(names):
-    """Kills what still runs in each namespace (only this run's processes ever run there) and
-    deletes it. Namespaces that are gone already are skipped."""
-    listed = _ip("netns", "list").stdout.decode()
-    present = {line.split()[0] for line in listed.splitlines() if line.strip()}
-    for name in names:
-        if name not in present:
-            continue
-        for _ in range(3):
-            pids = [int(p) for p in _ip("netns", "pids", name).stdout.decode().split() if p.isdigit()]
-            if not pids:
-                break
-            log("killing %d process(es) left in network namespace %s: %s" % (len(pids), name, pids))
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.5)
-        result = _ip("netns", "delete", name)
-        if result.returncode != 0:
-            log("ip netns delete %s: %s" % (name, result.stderr.decode(errors="replace").strip()))
 
 
 def run_in_netns(args, argv):
@@ -48,12 +21,7 @@ def run_in_netns(args, argv):
     process tree does the same if this process is killed outright."""
     name = "rrf%d" % os.getpid()
     names = ["%sn%d" % (name, i) for i in (1, 2, 3)] + [name]
-    script = ('while kill -0 "$1" 2>/dev/null; do sleep 1; done; ip netns list | grep -q "^$2\\b" || exit 0; '
-              'for i in $(seq 1 120); do [ -z "$(ip netns pids "$2" 2>/dev/null)" ] && break; sleep 1; done; '
-              'for ns in "$2n1" "$2n2" "$2n3" "$2"; do ip netns pids "$ns" 2>/dev/null | xargs -r kill -9; '
-              'ip netns delete "$ns" 2>/dev/null; done; exit 0')
-    subprocess.run(["setsid", "-f", "sh", "-c", script, "netns-guardian", str(os.getpid()), name],
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+    netns.guard(name)
     child = None
     stopping = []
 
@@ -68,11 +36,10 @@ def run_in_netns(args, argv):
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, on_signal)
     try:
-        for argv_ip in (["netns", "add", name], ["-n", name, "link", "set", "lo", "up"]):
-            result = _ip(*argv_ip)
-            if result.returncode != 0:
-                log("HARNESS ERROR: ip %s: %s" % (" ".join(argv_ip), result.stderr.decode(errors="replace").strip()))
-                return 2
+        error = netns.create(name)
+        if error:
+            log("HARNESS ERROR: %s" % error)
+            return 2
         log("running inside network namespace %s" % name)
         inner = [sys.executable, SCRIPT] + list(argv) + [
             "--inside-netns", "--netns-prefix", name, "--seed", str(args.seed)]
@@ -95,7 +62,7 @@ def run_in_netns(args, argv):
         # The inner run's own guardian stops the cluster if the inner run died outright: give it
         # time to (the namespace empties), then kill whatever is left.
         deadline = time.time() + 120
-        while time.time() < deadline and _ip("netns", "pids", name).stdout.strip():
+        while time.time() < deadline and netns.pids(name):
             time.sleep(1)
-        remove_netns(names)
+        netns.remove(names, log=log)
         log("network namespaces %s removed" % ", ".join(names))

@@ -3,43 +3,17 @@ which node leads (HAServers: queries go to the leader itself, never through HAPr
 and a monitor of the leader over time from which failovers are counted."""
 
 import http.client
-import os
 import subprocess
 import threading
 import time
 import urllib.parse
 
+from rrsuite import redis
+from rrsuite.patroni import discover_nodes
+
 from .base import CLUSTER, HarnessError, log, run
 from .local_servers import Servers
 from .net import http_get_json
-
-
-def _host_port(address):
-    host, _, port = address.strip().strip("'\"").rpartition(":")
-    return host.strip("[]"), int(port)
-
-
-def parse_patroni_file(path):
-    """name, the REST API's and PostgreSQL's connect addresses of one node's Patroni file
-    (deploy/patroni.yml.in filled in): a line-based read of three keys, no YAML parser needed."""
-    name, rest, pg = None, None, None
-    section = None
-    with open(path) as f:
-        for line in f:
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            if not line.startswith((" ", "\t")):
-                key, _, value = line.partition(":")
-                section = key.strip()
-                if section == "name":
-                    name = value.strip().strip("'\"")
-                continue
-            key, _, value = line.strip().partition(":")
-            if key == "connect_address" and section == "restapi":
-                rest = _host_port(value)
-            elif key == "connect_address" and section == "postgresql":
-                pg = _host_port(value)
-    return name, rest, pg
 
 
 class HAServers(Servers):
@@ -69,20 +43,7 @@ class HAServers(Servers):
 
     def discover(self):
         """Each node's addresses, from its Patroni file under the cluster's directory."""
-        for root, dirs, files in os.walk(self.cluster_dir):
-            if root.count(os.sep) - self.cluster_dir.count(os.sep) >= 3:
-                dirs[:] = []
-            if "logs" in dirs:
-                dirs.remove("logs")
-            for name in files:
-                if not name.endswith((".yml", ".yaml")) or "etcd" in name:
-                    continue
-                try:
-                    node, rest, pg = parse_patroni_file(os.path.join(root, name))
-                except (OSError, ValueError):
-                    continue
-                if node and rest and pg:
-                    self.nodes[node] = {"rest": rest, "pg": pg}
+        self.nodes = discover_nodes(self.cluster_dir)
         if not self.nodes:
             raise HarnessError("no Patroni node files (restapi and postgresql connect_address) under %s"
                                % self.cluster_dir)
@@ -146,8 +107,7 @@ class HAServers(Servers):
         return result.stdout.decode()
 
     def redis_cli(self, *args, timeout=30, check=True):
-        return run(["redis-cli", "-h", self.redis_host, "-p", str(self.redis_port)] + list(args), timeout=timeout,
-                   check=check)
+        return redis.cli(self.redis_port, *args, host=self.redis_host, timeout=timeout, check=check)
 
     def stop(self):
         pass  # scripts/cluster.sh stop

@@ -39,6 +39,8 @@ import time
 import urllib.parse
 import uuid
 
+from rrsuite import cluster, daemons
+
 from .base import CLUSTER, STRIPE_KEY, HarnessError, log, run as run_command
 from .net import http_call
 from .restore_checker import HOSTILE_KEY_PREFIX, check_restore
@@ -194,34 +196,26 @@ class Drill:
 
     def start(self):
         api = os.path.join(self.bin_dir, "rocket-rides-api")
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("DATABASE_", "REDIS_", "STRIPE_", "COMPLETER_", "ENQUEUER_", "REAPER_",
-                                         "IDEMPOTENCY_", "MOCK_", "API_", "PORT", "METRICS_", "RECONCILE_"))}
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(cluster.OWNED_PREFIXES)}
         self.env.update({"STRIPE_API_KEY": STRIPE_KEY, "STRIPE_TIMEOUT": "2", "COMPLETER_MIN_AGE": "2",
                          "COMPLETER_LAST_RUN_THRESHOLD": "1", "COMPLETER_IDLE_SLEEP": "1",
                          "ENQUEUER_IDLE_SLEEP": "1", "MOCK_SEED": str(self.seed % (2 ** 62))})
         self.env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         log("starting the cluster in %s" % self.cluster_dir)
-        result = self.cluster("start", self.cluster_dir, "--bin-dir", self.bin_dir, timeout=600)
-        for line in result.stdout.decode().splitlines():
-            if line.startswith("export "):
-                name, _, value = line[len("export "):].partition("=")
-                self.exports[name] = value
+        self.exports = cluster.start(self.cluster_dir, self.bin_dir, self.env, timeout=600)
         self.front = int(self.exports["HAPROXY_PORT"])
         self.mock = int(self.exports["STRIPE_MOCK_PORT"])
         user_env = dict(self.env, DATABASE_URL=self.exports["DATABASE_URL"], DATABASE_PREPARED_STATEMENTS="off")
         users = []
         for i in range(3):
-            out = run_command([api, "user", "create", "--email", "restore-%d-%d@example.com" % (i, self.seed % 100000),
-                          "--stripe-customer", "cus_restore_%d" % i], env=user_env, timeout=120).stdout
-            users.append(("restore-%d" % i, out.decode().strip().splitlines()[-1].strip()))
-        out = run_command([api, "user", "create", "--email", "restore-hostile@example.com", "--stripe-customer",
-                      "cus_restore_hostile"], env=user_env, timeout=120).stdout
-        self.clients = Clients(self.front, users, out.decode().strip().splitlines()[-1].strip(), self.seed,
+            email = "restore-%d-%d@example.com" % (i, self.seed % 100000)
+            users.append(("restore-%d" % i, daemons.create_user(api, user_env, email, "cus_restore_%d" % i, timeout=120)))
+        hostile = daemons.create_user(api, user_env, "restore-hostile@example.com", "cus_restore_hostile", timeout=120)
+        self.clients = Clients(self.front, users, hostile, self.seed,
                                self.profile["clients"])
 
     def stop(self):
-        run_command([CLUSTER, "stop", self.cluster_dir], env=self.env, timeout=300, check=False)
+        cluster.stop(self.cluster_dir, env=self.env)
 
     # -- one round: traffic, backup, traffic, destroy and restore -----------------------------
     def writes_open(self, timeout):

@@ -1,30 +1,26 @@
-"""Starting what the suite runs against: the binaries, PostgreSQL and Redis, the provider
-stand-in, two APIs, two enqueuers and two completers, or scripts/cluster.sh's cluster (plain or
-HA) with handles on its members; and the users the clients book rides for."""
+"""Starting what the suite runs against, through rrsuite: the binaries, PostgreSQL and Redis, the
+provider stand-in, two APIs, two enqueuers and two completers, or scripts/cluster.sh's cluster
+(plain or HA) with handles on its members; and the users the clients book rides for."""
 
 import http.client
 import json
 import os
-import subprocess
 import time
 
-from .base import CLUSTER, STRIPE_KEY, HarnessError, is_sanitized, log, run
+from rrsuite import cluster, daemons, provider
+from rrsuite.ports import free_port
+
+from .base import STRIPE_KEY, HarnessError, is_sanitized, log
 from .hostile_wire import AUTH_FAILURES_PER_MINUTE, IDEMPOTENCY_MAX_WAITERS_PER_USER
-from .net import free_port, http_call
+from .net import http_call
 from .patroni import LeaderMonitor
-from .processes import ClusterMember, Daemon
 
 
 class Stack:
     """The Suite's set-up (a mixin: the state it fills in lives on the Suite)."""
 
     def binary(self, name, required=True):
-        path = os.path.join(self.bin_dir, name)
-        if not os.access(path, os.X_OK):
-            if required:
-                raise HarnessError("%s not found in %s (build it first)" % (name, self.bin_dir))
-            return None
-        return path
+        return daemons.binary(self.bin_dir, name, required)
 
     def base_env(self):
         env = {k: v for k, v in os.environ.items()
@@ -54,10 +50,7 @@ class Stack:
         if is_sanitized(api):
             self.slow = 2.0
             log("sanitized binaries: timeouts doubled")
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("DATABASE_", "REDIS_", "STRIPE_", "COMPLETER_", "ENQUEUER_", "REAPER_",
-                                    "IDEMPOTENCY_", "MOCK_", "API_", "PORT", "METRICS_", "LOCAL_SERVERS",
-                                    "SHUTDOWN_", "RESPONSE_CACHE_", "TOKEN_CACHE_", "LISTEN_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(cluster.OWNED_PREFIXES)}
         # The same settings the other profiles give their daemons; cluster.sh records them and
         # starts every member again with them.
         env.update({"STRIPE_API_KEY": STRIPE_KEY, "STRIPE_TIMEOUT": "1", "IDEMPOTENCY_KEY_LOCK_TIMEOUT": "3",
@@ -70,31 +63,16 @@ class Stack:
         env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         if "detect_leaks=1" in env["ASAN_OPTIONS"]:
             env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
-        # A guardian outside our process tree, as for the servers of the other profiles: the
-        # members run in sessions of their own, so if this harness is killed outright, it stops
-        # them all. It does nothing once the directory is gone.
-        subprocess.run(
-            ["setsid", "-f", "sh", "-c",
-             'while kill -0 "$1" 2>/dev/null; do sleep 1; done; '
-             '[ -f "$3/cluster.conf" ] && "$2" stop "$3" >/dev/null 2>&1; exit 0',
-             "guardian", str(os.getpid()), CLUSTER, self.cluster_dir],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
-        argv = [CLUSTER, "start", self.cluster_dir, "--bin-dir", self.bin_dir]
+        options = []
         if self.ha:
             # Each node's etcd, Patroni and PostgreSQL in a namespace of its own, linked to a bridge
             # in ours (run_in_netns made it; the script refuses the machine's own namespace).
-            argv += ["--ha", "--netns", self.args.netns_prefix] + (["--async"] if self.args.async_replicas else [])
-        log("starting the cluster in %s (%s)" % (self.cluster_dir, " ".join(["scripts/cluster.sh"] + argv[1:])))
+            options = ["--ha", "--netns", self.args.netns_prefix] + (["--async"] if self.args.async_replicas else [])
+        log("starting the cluster in %s (%s)" % (self.cluster_dir, " ".join(
+            ["scripts/cluster.sh", "start", self.cluster_dir, "--bin-dir", self.bin_dir] + options)))
         self.cluster_started = True
-        result = run(argv, env=env, timeout=(600 if self.ha else 300) * self.slow, check=False)
-        if result.returncode != 0:
-            raise HarnessError("scripts/cluster.sh start failed (exit %d): %s" % (
-                result.returncode, result.stderr.decode(errors="replace")[-3000:]))
-        exports = {}
-        for line in result.stdout.decode().splitlines():
-            if line.startswith("export "):
-                name, _, value = line[len("export "):].partition("=")
-                exports[name] = value
+        exports = cluster.start(self.cluster_dir, self.bin_dir, env, options,
+                                timeout=(600 if self.ha else 300) * self.slow)
         self.cluster_env = exports
         if self.ha:
             self.servers.slow = self.slow
@@ -116,7 +94,7 @@ class Stack:
                 self.servers.pg_port, self.servers.redis_port))
 
         def member(name, port=None):
-            return ClusterMember(self.cluster_dir, name, self.slow, port)
+            return cluster.Member(self.cluster_dir, name, self.slow, port)
         self.mock = member("stripe-mock", self.mock_port)
         self.apis = [member("api%d" % i, int(exports["API%d_ADDRESS" % i].rpartition(":")[2])) for i in (1, 2)]
         self.enqueuers = [member("enqueuer1"), member("enqueuer2")]
@@ -137,17 +115,7 @@ class Stack:
             log("Patroni cluster healthy, %s leads: %s" % (leader, self.servers.members()))
 
     def app_settings(self):
-        """DIR/app.env: the daemons' settings as scripts/cluster.sh recorded them (K=V lines)."""
-        settings = {}
-        try:
-            with open(os.path.join(self.cluster_dir, "app.env")) as f:
-                for line in f:
-                    name, sep, value = line.rstrip("\n").partition("=")
-                    if sep and name:
-                        settings[name] = value
-        except OSError:
-            pass
-        return settings
+        return cluster.app_settings(self.cluster_dir)
 
     def app_setting(self, name):
         return self.app_settings().get(name) or None
@@ -158,25 +126,19 @@ class Stack:
                      ("cus_fault_declined", True)]
         for i, (customer, declines) in enumerate(customers):
             email = "fault-%d-%d@example.com" % (i, self.seed % 100000)
-            out = run([api, "user", "create", "--email", email, "--stripe-customer", customer], env=env,
-                      timeout=60 * self.slow).stdout.decode().strip().splitlines()
-            if not out:
-                raise HarnessError("user create printed no token")
-            self.users.append((email, customer, out[-1].strip(), declines))
+            token = daemons.create_user(api, env, email, customer, timeout=60 * self.slow)
+            self.users.append((email, customer, token, declines))
         # The hostile client's own user: its keys can never be a good client's.
         email = "fault-hostile-%d@example.com" % (self.seed % 100000)
-        out = run([api, "user", "create", "--email", email, "--stripe-customer", "cus_fault_hostile"], env=env,
-                  timeout=60 * self.slow).stdout.decode().strip().splitlines()
-        if not out:
-            raise HarnessError("user create printed no token")
-        self.hostile_user = (email, "cus_fault_hostile", out[-1].strip())
+        token = daemons.create_user(api, env, email, "cus_fault_hostile", timeout=60 * self.slow)
+        self.hostile_user = (email, "cus_fault_hostile", token)
         self.user_ids = {row["email"]: row["id"] for row in self.servers.psql_json("SELECT id, email FROM users")}
 
     def setup(self):
         if self.cluster:
             return self.setup_cluster()
         api = self.binary("rocket-rides-api")
-        mock = self.binary("rocket-rides-stripe-mock")
+        self.binary("rocket-rides-stripe-mock")
         missing_ok = self.args.allow_missing_daemons
         enqueuer = self.binary("rocket-rides-enqueuer", required=not missing_ok)
         completer = self.binary("rocket-rides-completer", required=not missing_ok)
@@ -190,59 +152,36 @@ class Stack:
 
         self.mock_port = free_port()
         env = self.base_env()
-        run([api, "migrate"], env=env, timeout=120 * self.slow)
+        daemons.migrate(api, env, timeout=120 * self.slow)
 
-        mock_env = dict(env, PORT=str(self.mock_port), MOCK_SEED=str(self.seed % (2 ** 62)))
-        self.mock = Daemon("stripe-mock", [mock], mock_env, self.log_dir)
-        self.mock.start()
-        self.wait_http(self.mock_port, "/_mock/stats", self.mock)
+        self.mock = provider.start(self.bin_dir, env, self.log_dir, port=self.mock_port, seed=self.seed % (2 ** 62),
+                                   timeout=30 * self.slow)
 
         self.create_users(api, env)
 
-        for i in range(2):
-            port = free_port()
-            d = Daemon("api-%d" % (i + 1), [api], dict(env, PORT=str(port), SHUTDOWN_TIMEOUT="5"), self.log_dir)
-            d.port = port
-            d.start()
-            self.apis.append(d)
+        self.apis = [daemons.start_api(api, dict(env, SHUTDOWN_TIMEOUT="5"), self.log_dir, "api-%d" % (i + 1),
+                                       wait=False) for i in range(2)]
         for d in self.apis:
-            self.wait_http(d.port, "/healthz", d)
+            d.wait_http("/healthz", 30 * self.slow)
 
         daemon_env = dict(env, ENQUEUER_IDLE_SLEEP="1", ENQUEUER_MAX_BACKOFF="2", COMPLETER_MIN_AGE="2",
                           COMPLETER_LAST_RUN_THRESHOLD="1", COMPLETER_IDLE_SLEEP="1", COMPLETER_MAX_BACKOFF="2",
                           SHUTDOWN_TIMEOUT="5")
         if enqueuer:
-            for i in range(2):
-                d = Daemon("enqueuer-%d" % (i + 1), [enqueuer], daemon_env, self.log_dir)
-                d.start()
-                self.enqueuers.append(d)
+            self.enqueuers = [daemons.start_worker(enqueuer, daemon_env, self.log_dir, "enqueuer-%d" % (i + 1))
+                              for i in range(2)]
         else:
             log("WARNING: rocket-rides-enqueuer missing: enqueuer faults and invariant 3 are skipped")
         if completer:
-            for i in range(2):
-                d = Daemon("completer-%d" % (i + 1), [completer], daemon_env, self.log_dir)
-                d.start()
-                self.completers.append(d)
+            self.completers = [daemons.start_worker(completer, daemon_env, self.log_dir, "completer-%d" % (i + 1))
+                               for i in range(2)]
         else:
             log("WARNING: rocket-rides-completer missing: completer faults are skipped")
-        time.sleep(0.5)
-        for d in self.enqueuers + self.completers:
-            if not d.alive():
-                raise HarnessError("%s exited at start (see %s)" % (d.name, d.log_path))
+        daemons.wait_started(self.enqueuers + self.completers)
 
     def wait_http(self, port, path, daemon, timeout=30.0):
-        deadline = time.time() + timeout * self.slow
-        while time.time() < deadline:
-            if daemon is not None and not daemon.alive():
-                raise HarnessError("%s exited at start (see %s)" % (daemon.name, daemon.log_path))
-            try:
-                status, _, _ = http_call(port, "GET", path, timeout=2)
-                if status == 200:
-                    return
-            except (OSError, http.client.HTTPException):
-                pass
-            time.sleep(0.05)
-        raise HarnessError("%s did not answer %s on port %d" % (daemon.name if daemon else "?", path, port))
+        """After a restart by a fault: the daemon answers GET path again."""
+        daemon.wait_http(path, timeout * self.slow, port=port)
 
     def mock_config(self, **settings):
         body = json.dumps(settings)

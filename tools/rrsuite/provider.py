@@ -1,0 +1,21 @@
+"""The stand-in payment provider (rocket-rides-stripe-mock): started on a port, ready once its
+/_mock/stats answers."""
+
+import os
+
+from .ports import free_port
+from .process import Process
+
+
+def start(bin_dir, env, log_dir, port=None, seed=None, name="stripe-mock", timeout=30.0):
+    """A running stand-in; env must hold the STRIPE_API_KEY it accepts."""
+    port = port or free_port()
+    env = dict(env, PORT=str(port))
+    if seed is not None:
+        env["MOCK_SEED"] = str(seed)
+    process = Process(name, [os.path.join(bin_dir, "rocket-rides-stripe-mock")], env, log_dir, port=port)
+    return process.start().wait_http("/_mock/stats", timeout)
+
+
+def base_url(process):
+    return "http://127.0.0.1:%d" % process.port
