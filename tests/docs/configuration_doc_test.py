@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SOURCE_DIRS = ["common", "api", "enqueuer", "completer", "reaper", "tools"]
 # The Environment class itself reads whatever name it is given.
 SKIP_FILES = {"common/config/environment.cpp", "common/config/environment.hpp"}

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_DOC = "docs/walkthrough.md"
 EXTENSIONS = (".cpp", ".hpp", ".sql", ".md", ".py", ".sh", ".txt", ".yaml", ".json", ".cmake")
 # Below these the page no longer walks through the code (today it names about 100 and 65).

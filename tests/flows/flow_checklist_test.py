@@ -24,7 +24,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REGISTRY = "common/flows/flow_registry.cpp"
 READERS = "common/api/flow_params.cpp"
 REQUEST_READERS_DIR = "common/api_requests"
@@ -177,7 +177,7 @@ def check_design_checklist(design):
     checklist = section[1].split("\n## ", 1)[0]
     return [f"{DESIGN_DOC}'s checklist does not name {place}"
             for place in (REGISTRY, READERS, REQUEST_READERS_DIR + "/", SQL_FUNCTIONS_DIR + "/", OPENAPI, HTTP_DOC,
-                          "tests/flow_checklist_test.py")
+                          "tests/flows/flow_checklist_test.py")
             if place not in checklist]
 
 

@@ -1,5 +1,5 @@
 // The request-head rules alone, without a socket: which heads go on to their body and which are
-// refused with which status (tests/http_protocol_test.cpp shows the same over the wire).
+// refused with which status (tests/http/http_protocol_test.cpp shows the same over the wire).
 #include "common/http/request_framing.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -10,7 +10,7 @@ import pathlib
 import re
 import sys
 
-root = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[1]
+root = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
 listing = root / "tests/golden/released_renderers.sha256"
 
 released = {}

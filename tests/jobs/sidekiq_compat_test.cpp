@@ -25,9 +25,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kWorkerFile = std::string(ROCKET_RIDES_SOURCE_DIR) + "/tests/sidekiq/send_ride_receipt_job.rb";
-const std::string kProbeFile = std::string(ROCKET_RIDES_SOURCE_DIR) + "/tests/sidekiq/probe.rb";
-// Written by the worker class (tests/sidekiq/send_ride_receipt_job.rb).
+const std::string kWorkerFile = std::string(ROCKET_RIDES_SOURCE_DIR) + "/tests/jobs/sidekiq/send_ride_receipt_job.rb";
+const std::string kProbeFile = std::string(ROCKET_RIDES_SOURCE_DIR) + "/tests/jobs/sidekiq/probe.rb";
+// Written by the worker class (tests/jobs/sidekiq/send_ride_receipt_job.rb).
 const std::string kPerformed = "rocket_rides_test:performed";
 const std::string kFailOnce = "rocket_rides_test:fail_once";
 
@@ -82,7 +82,7 @@ struct SidekiqFixture {
     BOOST_REQUIRE(database.scalar("SELECT count(*) FROM staged_jobs") == "0");
   }
 
-  // What Sidekiq's own API reads (tests/sidekiq/probe.rb).
+  // What Sidekiq's own API reads (tests/jobs/sidekiq/probe.rb).
   rapidjson::Document probe(const std::vector<std::string>& args) {
     std::vector<std::string> argv{"/usr/bin/ruby", kProbeFile};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -2,10 +2,10 @@
 # Every binary prints the suite's one version, debian/changelog's top entry (read here by dpkg's own
 # parser, not by the CMake expression that compiled it in), as "NAME VERSION" on --version, and
 # answers --help with "NAME - summary" and a Usage line, which its manual page is made from.
-#   tests/version_test.sh BIN_DIR
+#   tests/processes/version_test.sh BIN_DIR
 set -euo pipefail
 bin_dir=$1
-source_dir=$(cd "$(dirname "$0")/.." && pwd)
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
 expected=$(dpkg-parsechangelog -l "$source_dir/debian/changelog" -S Version)
 failures=0
 for program in rocket-rides-api rocket-rides-enqueuer rocket-rides-completer rocket-rides-reaper \

@@ -11,10 +11,10 @@
 # metrics say so. Needs pgbackrest, haproxy and pgbouncer
 # (scripts/install-deps.sh); about three minutes with the sanitized build.
 #
-#   tests/backup_restore_test.sh BIN_DIR
+#   tests/scripts/backup_restore_test.sh BIN_DIR
 set -euo pipefail
 bin_dir=${1:?usage: $0 BIN_DIR}
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 cluster=$repo/scripts/cluster.sh
 dir=$(mktemp -d /tmp/rr-backup-test.XXXXXX)
 cleanup() {
@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 
 # shellcheck source=tests/support/checks.sh
-source "$(dirname "$0")/support/checks.sh"
+source "$(dirname "$0")/../support/checks.sh"
 
 step "starting the plain cluster"
 eval "$("$cluster" start "$dir" --bin-dir "$bin_dir" 2>"$dir.start.log")" || { tail -n 20 "$dir.start.log" >&2; exit 1; }

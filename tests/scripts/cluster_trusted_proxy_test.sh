@@ -5,10 +5,10 @@
 # client forged. Needs haproxy and pgbouncer (scripts/install-deps.sh); about 50 s with the
 # sanitized build, most of it starting the cluster.
 #
-#   tests/cluster_trusted_proxy_test.sh BIN_DIR
+#   tests/scripts/cluster_trusted_proxy_test.sh BIN_DIR
 set -euo pipefail
 bin_dir=${1:?usage: $0 BIN_DIR}
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 cluster=$repo/scripts/cluster.sh
 dir=$(mktemp -d /tmp/rr-cluster-proxy.XXXXXX)
 cleanup() {

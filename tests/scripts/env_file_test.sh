@@ -6,7 +6,7 @@
 # back are refused.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../scripts/env-file.sh"
+source "$here/../../scripts/env-file.sh"
 dir=$(mktemp -d /tmp/rr-env-file.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 failures=0

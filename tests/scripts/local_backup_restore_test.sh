@@ -8,11 +8,11 @@
 # provider that reopens them; `restore --latest` with PostgreSQL still up brings back every row and,
 # without --reconcile, leaves writes closed and says which command opens them. About a minute.
 #
-#   tests/local_backup_restore_test.sh BIN_DIR
+#   tests/scripts/local_backup_restore_test.sh BIN_DIR
 set -euo pipefail
 bin_dir=${1:?usage: $0 BIN_DIR}
 bin_dir=$(cd "$bin_dir" && pwd)
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 servers=$repo/scripts/local-servers.sh
 dir=$(mktemp -d /tmp/rr-local-backup-test.XXXXXX)
 plain=$dir/plain
@@ -28,7 +28,7 @@ trap cleanup EXIT
 chmod 755 "$dir"
 
 # shellcheck source=tests/support/checks.sh
-source "$(dirname "$0")/support/checks.sh"
+source "$(dirname "$0")/../support/checks.sh"
 
 step "servers without --archive: backup refuses in one line"
 "$servers" start "$plain" --fast >/dev/null

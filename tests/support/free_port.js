@@ -1,5 +1,5 @@
 // A TCP port free on 127.0.0.1 right now (the kernel picks it), for the Node.js tests that start
-// servers of their own (tests/stripe_node, tests/openapi).
+// servers of their own (tests/tools/stripe_node, tests/openapi).
 'use strict';
 
 const net = require('node:net');

@@ -1,5 +1,5 @@
 # Reads what a Sidekiq client or its Web UI would see, through Sidekiq's own API, and prints it as
-# one JSON object for tests/sidekiq_compat_test.cpp:
+# one JSON object for tests/jobs/sidekiq_compat_test.cpp:
 #   probe.rb queue NAME  {"size":N,"latency":S,"created_at_age_min":S,"created_at_age_max":S,
 #                         "created_at_types":[..],"enqueued_at_types":[..]}
 #   probe.rb retries     {"size":N,"jids":[..],"time_types":[..],"retry_count":N}

@@ -1,5 +1,5 @@
 # The worker class the enqueuer names for `send_ride_receipt` jobs (jobs::sidekiq_class_name), as
-# a real Sidekiq process runs it in tests/sidekiq_compat_test.cpp. It records every jid it
+# a real Sidekiq process runs it in tests/jobs/sidekiq_compat_test.cpp. It records every jid it
 # performs with the ride it was for, and fails on the first run of the one jid the test names, so
 # the test can watch Sidekiq's own retry take that job.
 require "sidekiq"

@@ -3,7 +3,7 @@
 // payments backend meets (replays, mismatches, declines, bad keys, the library's own retries
 // over 500s, dropped connections and timeouts, refunds), and checks what the library makes of
 // every answer, lastResponse.requestId included. Plain Node (18 and later), no test framework:
-// run by tests/stripe_node/run.sh, which installs the pinned library. Prints one line per case;
+// run by tests/tools/stripe_node/run.sh, which installs the pinned library. Prints one line per case;
 // exits 1 if any failed.
 'use strict';
 
@@ -14,7 +14,7 @@ const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
 
-const {freePort} = require('../support/free_port.js');
+const {freePort} = require('../../support/free_port.js');
 
 const Stripe = require('stripe');
 
