@@ -25,6 +25,7 @@
 #include "common/idempotency/key_waiters.hpp"
 #include "support/api_process.hpp"
 #include "support/plain_text.hpp"
+#include "support/polling.hpp"
 #include "support/ride_fixture.hpp"
 
 using namespace rr::test;
@@ -33,10 +34,6 @@ namespace http = rr::http;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-long millis(Clock::duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-}
 
 struct Timed {
   http::ClientResponse response;
@@ -88,15 +85,6 @@ rr::idempotency::KeyWaitersOptions places_per_user(std::size_t places) {
 
 bool holds_a_place(const std::variant<std::shared_ptr<KeyWaiters::Place>, KeyWaiters::Refusal>& reserved) {
   return std::holds_alternative<std::shared_ptr<KeyWaiters::Place>>(reserved);
-}
-
-// Polls `condition` for up to five seconds.
-template <typename Condition>
-bool eventually(Condition condition) {
-  for (auto until = Clock::now() + 5s; !condition(); std::this_thread::sleep_for(5ms)) {
-    if (Clock::now() >= until) return false;
-  }
-  return true;
 }
 
 // One request's answer, handed back by the scheduler from whichever thread has it.

@@ -18,9 +18,11 @@
 #include "common/http/client.hpp"
 #include "common/http/form.hpp"
 #include "support/api_process.hpp"
+#include "support/polling.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/text.hpp"
 
 using namespace rr::test;
 using namespace std::chrono_literals;
@@ -34,17 +36,6 @@ constexpr int kMaxWaitersPerUser = 64;  // the setting's default
 constexpr int kFloodPerRoute = 560;
 
 const std::string kCoordinates = "origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712";
-
-long millis(Clock::duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-}
-
-// The value attribute of the input named `name` ("" when there is none).
-std::string input_value(const std::string& html, const std::string& name) {
-  std::smatch match;
-  if (!std::regex_search(html, match, std::regex("name=\"" + name + "\" value=\"([^\"]*)\""))) return "";
-  return match[1];
-}
 
 // A signed-in rider's session, as the pages need it: the Cookie header and the session's CSRF token.
 struct PageSession {
@@ -102,12 +93,6 @@ std::unique_ptr<RawConnection> send_unread(std::uint16_t port, const std::string
   connection->send(head_lines + "Host: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
                    "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
   return connection;
-}
-
-double sample(const std::string& page, const std::string& series) {
-  auto at = page.find("\n" + series + " ");
-  if (at == std::string::npos) return 0;
-  return std::stod(page.substr(at + series.size() + 2));
 }
 
 std::string waits(const std::string& outcome) {
@@ -221,16 +206,17 @@ BOOST_AUTO_TEST_CASE(one_riders_flood_of_waiters_leaves_another_users_wait_its_r
   std::string page;
   for (auto until = Clock::now() + 22s; Clock::now() < until; std::this_thread::sleep_for(100ms)) {
     page = metrics();
-    if (sample(page, waits("waiting")) + sample(page, waits("refused")) + sample(page, waits("refused_per_user")) >=
+    if (metric_sample(page, waits("waiting"), 0) + metric_sample(page, waits("refused"), 0) +
+            metric_sample(page, waits("refused_per_user"), 0) >=
         kFlood) {
       break;
     }
   }
   BOOST_TEST_MESSAGE("the flood was parked or refused " << millis(Clock::now() - flood_sent)
                                                         << " ms after it was sent");
-  BOOST_TEST(sample(page, waits("waiting")) == kMaxWaitersPerUser);
-  BOOST_TEST(sample(page, waits("refused_per_user")) == kFlood - kMaxWaitersPerUser);
-  BOOST_TEST(sample(page, waits("refused")) == 0);
+  BOOST_TEST(metric_sample(page, waits("waiting"), 0) == kMaxWaitersPerUser);
+  BOOST_TEST(metric_sample(page, waits("refused_per_user"), 0) == kFlood - kMaxWaitersPerUser);
+  BOOST_TEST(metric_sample(page, waits("refused"), 0) == 0);
 
   // Bob's own key in flight, and his wait for it: a replay, not the 409 of a full registry.
   auto bob_key = new_key();

@@ -21,6 +21,7 @@
 #include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/text.hpp"
 
 using namespace rr::test;
 using namespace std::chrono_literals;
@@ -29,12 +30,6 @@ namespace http = rr::http;
 namespace {
 
 constexpr const char* kCreateBatch = "rides_create_with_keys";
-
-double sample(const std::string& page, const std::string& series) {
-  auto at = page.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(page.substr(at + series.size() + 2));
-}
 
 std::string series(const std::string& name) { return name + "{function=\"" + kCreateBatch + "\"}"; }
 
@@ -117,7 +112,7 @@ BOOST_AUTO_TEST_CASE(new_rides_queued_behind_one_in_flight_are_created_in_one_ba
   std::vector<std::future<http::ClientResponse>> queued;
   for (const auto& key : keys) queued.push_back(post_async(key));
   wait_for("every other request queued behind the first",
-           [&] { return sample(metrics(), series("rocket_rides_db_coalesced_queued")) == double(keys.size()); });
+           [&] { return metric_sample(metrics(), series("rocket_rides_db_coalesced_queued")) == double(keys.size()); });
   hold->commit();
 
   auto first_answer = first.get();
@@ -143,9 +138,9 @@ BOOST_AUTO_TEST_CASE(new_rides_queued_behind_one_in_flight_are_created_in_one_ba
   // One batch carried the eleven queued requests; each key has one ride, one audit record and
   // one charge.
   auto page = metrics();
-  BOOST_TEST(sample(page, series("rocket_rides_db_coalesced_batches_total")) == 1);
-  BOOST_TEST(sample(page, series("rocket_rides_db_coalesced_calls_total")) == double(keys.size()));
-  BOOST_TEST(sample(page, series("rocket_rides_db_coalesced_queued")) == 0);
+  BOOST_TEST(metric_sample(page, series("rocket_rides_db_coalesced_batches_total")) == 1);
+  BOOST_TEST(metric_sample(page, series("rocket_rides_db_coalesced_calls_total")) == double(keys.size()));
+  BOOST_TEST(metric_sample(page, series("rocket_rides_db_coalesced_queued")) == 0);
   // 8 new, twice, first, finished, warm-up
   BOOST_TEST(db.scalar("SELECT count(*) FROM idempotency_keys") == "12");
   BOOST_TEST(db.scalar("SELECT count(*) FROM rides") == "12");

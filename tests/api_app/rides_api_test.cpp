@@ -4,7 +4,9 @@
 
 #include "common/rides/ride_params.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/text.hpp"
 
+using rr::test::metric_sample;
 using rr::test::new_key;
 using rr::test::response_header;
 using rr::test::RideFixture;
@@ -384,19 +386,6 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(metrics_endpoint)
 
 namespace {
-// The value of the first sample line that starts with `series`, or -1.
-double sample(const std::string& page, const std::string& series) {
-  std::size_t at = 0;
-  while ((at = page.find(series, at)) != std::string::npos) {
-    if (at == 0 || page[at - 1] == '\n') {
-      auto space = page.find(' ', at + series.size() - 1);
-      return std::stod(page.substr(space + 1, page.find('\n', space) - space - 1));
-    }
-    at += series.size();
-  }
-  return -1;
-}
-
 // Every non-comment line is `name{labels} value` with a parsable number.
 bool parses_as_prometheus_text(const std::string& page) {
   std::size_t start = 0;
@@ -425,19 +414,19 @@ BOOST_FIXTURE_TEST_CASE(metrics_parse_and_move_with_traffic, RideFixture) {
   BOOST_TEST(before.status == 200);
   BOOST_TEST(before.content_type.starts_with("text/plain"));
   BOOST_TEST(parses_as_prometheus_text(before.body));
-  double created_before = std::max(0.0, sample(before.body, created));
-  double replays_before = std::max(0.0, sample(before.body, "rocket_rides_replays_total"));
+  double created_before = std::max(0.0, metric_sample(before.body, created));
+  double replays_before = std::max(0.0, metric_sample(before.body, "rocket_rides_replays_total"));
   auto key = new_key();
   BOOST_REQUIRE(post_ride(key).status == 201);
   BOOST_REQUIRE(post_ride(key).status == 201);
   auto after = app->metrics_page();
   BOOST_TEST(parses_as_prometheus_text(after.body));
-  BOOST_TEST(sample(after.body, created) == created_before + 2);
-  BOOST_TEST(sample(after.body, "rocket_rides_replays_total") == replays_before + 1);
-  BOOST_TEST(sample(after.body, "rocket_rides_provider_calls_total{outcome=\"charged\"}") >= 1);
+  BOOST_TEST(metric_sample(after.body, created) == created_before + 2);
+  BOOST_TEST(metric_sample(after.body, "rocket_rides_replays_total") == replays_before + 1);
+  BOOST_TEST(metric_sample(after.body, "rocket_rides_provider_calls_total{outcome=\"charged\"}") >= 1);
   BOOST_TEST(after.body.find("rocket_rides_http_request_duration_seconds_bucket{route=\"/rides\",le=\"+Inf\"}") !=
              std::string::npos);
-  BOOST_TEST(sample(after.body, "rocket_rides_db_pool_connections{state=\"max\"}") == 24);
+  BOOST_TEST(metric_sample(after.body, "rocket_rides_db_pool_connections{state=\"max\"}") == 24);
 }
 
 BOOST_FIXTURE_TEST_CASE(metrics_are_not_served_on_the_public_routes, RideFixture) {

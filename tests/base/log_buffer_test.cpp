@@ -18,6 +18,9 @@
 
 #include "common/base/log.hpp"
 #include "common/base/log_buffer.hpp"
+#include "support/text.hpp"
+
+using rr::test::count_of;
 
 namespace log = rr::log;
 using namespace std::chrono_literals;
@@ -64,12 +67,6 @@ log::BufferOptions quick(std::chrono::milliseconds interval) {
   log::BufferOptions options;
   options.flush_interval = interval;
   return options;
-}
-
-std::size_t count_of(const std::string& text, const std::string& needle) {
-  std::size_t count = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
-  return count;
 }
 
 }  // namespace

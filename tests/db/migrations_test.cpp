@@ -14,7 +14,9 @@
 
 #include "common/db/migrations.hpp"
 #include "support/test_database.hpp"
+#include "support/text.hpp"
 
+using rr::test::read_file;
 using rr::test::TestDatabase;
 
 BOOST_AUTO_TEST_SUITE(migrations)
@@ -100,13 +102,6 @@ BOOST_AUTO_TEST_CASE(migrations_are_numbered_in_increasing_order) {
 }
 
 namespace {
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::vector<std::filesystem::path> sql_files(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;

@@ -15,7 +15,9 @@
 #include "common/http/connection_state.hpp"
 #include "common/http/server.hpp"
 #include "support/plain_text.hpp"
+#include "support/polling.hpp"
 #include "support/raw_connection.hpp"
+#include "support/server_options.hpp"
 #include "support/spinning_server.hpp"
 
 using namespace std::chrono_literals;
@@ -24,25 +26,16 @@ using rr::http::Request;
 using rr::http::Response;
 using rr::test::body_of;
 using rr::test::header_of;
+using rr::test::millis;
 using rr::test::plain_text;
 using rr::test::RawConnection;
+using rr::test::small_options;
 using rr::test::SpinningServer;
 using rr::test::status_of;
 
 namespace {
 
-long millis(std::chrono::steady_clock::duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-}
-
 std::string get(std::string_view path) { return "GET " + std::string(path) + " HTTP/1.1\r\nHost: x\r\n\r\n"; }
-
-rr::http::ServerOptions small_options() {
-  rr::http::ServerOptions options;
-  options.worker_threads = 4;
-  options.body_limit = 1024;
-  return options;
-}
 
 // Answers with the request's path; "/slow" sleeps `slow` first. Notes how many handlers ran at once.
 struct PathServer {

@@ -18,14 +18,18 @@
 #include "common/http/form.hpp"
 #include "common/http/server.hpp"
 #include "support/plain_text.hpp"
+#include "support/polling.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"
+#include "support/server_options.hpp"
 
 using rr::test::plain_text;
 using namespace std::chrono_literals;
 using rr::http::ClientRequest;
 using rr::http::Request;
 using rr::http::Response;
+using rr::test::millis;
+using rr::test::small_options;
 
 namespace {
 
@@ -42,17 +46,6 @@ rr::http::ClientResponse get(const rr::http::Server& server, const std::string& 
   request.url = url(server, path);
   request.timeout = 5000ms;
   return rr::http::send(request);
-}
-
-long millis(std::chrono::steady_clock::duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-}
-
-rr::http::ServerOptions small_options() {
-  rr::http::ServerOptions options;
-  options.worker_threads = 4;
-  options.body_limit = 1024;
-  return options;
 }
 
 // A started server that answers every request with "served", for the tests of timeouts.

@@ -18,6 +18,7 @@
 #include "common/fiber/fiber.hpp"
 #include "common/http/request_scheduler.hpp"
 #include "support/plain_text.hpp"
+#include "support/polling.hpp"
 
 using rr::test::plain_text;
 using namespace std::chrono_literals;
@@ -29,6 +30,7 @@ using rr::http::Request;
 using rr::http::RequestScheduler;
 using rr::http::Response;
 using rr::http::ServerOptions;
+using rr::test::eventually;
 
 namespace {
 
@@ -101,17 +103,6 @@ struct IoThread {
   }
   boost::asio::any_io_executor executor() { return context.get_executor(); }
 };
-
-// Polls `condition` for up to five seconds.
-template <typename Condition>
-bool eventually(Condition condition) {
-  auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 ServerOptions lanes(std::size_t workers, std::size_t control, std::size_t max_fibers, std::size_t max_queued) {
   ServerOptions options;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/redis/connection.hpp"
+#include "support/polling.hpp"
 #include "support/process.hpp"
 #include "support/sentinel_group.hpp"
 #include "support/staged_jobs.hpp"
@@ -24,6 +25,7 @@ using namespace std::chrono_literals;
 using rr::test::RedisServer;
 using rr::test::SentinelGroup;
 using steady = std::chrono::steady_clock;
+using rr::test::eventually;
 
 namespace {
 
@@ -67,16 +69,6 @@ std::string role_of(std::uint16_t port) {
   } catch (const rr::redis::RedisError&) {
     return "";
   }
-}
-
-template <typename Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds timeout, std::chrono::milliseconds step = 50ms) {
-  const auto deadline = steady::now() + timeout;
-  while (!done()) {
-    if (steady::now() > deadline) return false;
-    std::this_thread::sleep_for(step);
-  }
-  return true;
 }
 
 struct Fixture {
@@ -132,7 +124,7 @@ BOOST_AUTO_TEST_CASE(kill_9_of_the_master_during_a_drain_loses_no_jid_and_the_en
         new_master = group.named_master_port();
         return new_master != 0 && new_master != old_master;
       },
-      30s));
+      30s, 50ms));
   BOOST_REQUIRE(group.wait_for_master(new_master, 30s));
   const auto promoted = steady::now();
   const std::string followed = "msg=\"connected to the Redis master\" master=127.0.0.1:" + std::to_string(new_master);
@@ -143,7 +135,7 @@ BOOST_AUTO_TEST_CASE(kill_9_of_the_master_during_a_drain_loses_no_jid_and_the_en
                                   << std::chrono::duration<double>(following - promoted).count() << " s after that");
   BOOST_TEST((following - promoted < 5s));
 
-  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 60s), daemon.output().substr(0, 20000));
+  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 60s, 50ms), daemon.output().substr(0, 20000));
   const auto delivered = queued_jids(new_master);
   const std::set<std::string> distinct(delivered.begin(), delivered.end());
   std::size_t lost = 0;
@@ -158,7 +150,7 @@ BOOST_AUTO_TEST_CASE(kill_9_of_the_master_during_a_drain_loses_no_jid_and_the_en
   BOOST_TEST(eventually([&] { return role_of(old_master) == "slave"; }, 30s, 100ms));
   stage(100);
   const auto later = staged_jids();
-  BOOST_REQUIRE(eventually([] { return staged_count() == 0; }, 20s));
+  BOOST_REQUIRE(eventually([] { return staged_count() == 0; }, 20s, 50ms));
   const auto after = queued_jids(new_master);
   for (const auto& jid : later) BOOST_TEST(after.count(jid) >= 1u);
   daemon.signal(SIGTERM);
@@ -173,7 +165,7 @@ BOOST_AUTO_TEST_CASE(with_one_sentinel_down_jobs_flow_and_the_other_two_still_fa
   rr::test::ChildProcess daemon({rr::test::binary("rocket-rides-enqueuer")}, env(group));
   stage(100);
   auto first = staged_jids();
-  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 20s), daemon.output());
+  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 20s, 50ms), daemon.output());
   BOOST_TEST(queued_jids(old_master).size() == first.size());
 
   group.first_master().kill();
@@ -183,10 +175,10 @@ BOOST_AUTO_TEST_CASE(with_one_sentinel_down_jobs_flow_and_the_other_two_still_fa
         new_master = group.named_master_port();
         return new_master != 0 && new_master != old_master;
       },
-      30s));
+      30s, 50ms));
   stage(100);
   auto second = staged_jids();
-  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 30s), daemon.output());
+  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 30s, 50ms), daemon.output());
   const auto delivered = queued_jids(new_master);
   for (const auto& jid : first) BOOST_TEST(delivered.count(jid) >= 1u);
   for (const auto& jid : second) BOOST_TEST(delivered.count(jid) >= 1u);
@@ -200,7 +192,7 @@ BOOST_AUTO_TEST_CASE(with_every_sentinel_down_each_failed_pass_is_one_line_namin
   const std::uint16_t master = group.first_master().port();
   rr::test::ChildProcess daemon({rr::test::binary("rocket-rides-enqueuer")}, env(group));
   stage(10);
-  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 20s), daemon.output());
+  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 20s, 50ms), daemon.output());
 
   for (std::size_t i = 0; i < group.sentinel_count(); ++i) group.sentinel(i).stop();
   const auto sentinels_down_at = std::chrono::steady_clock::now();
@@ -230,7 +222,7 @@ BOOST_AUTO_TEST_CASE(with_every_sentinel_down_each_failed_pass_is_one_line_namin
   }
 
   for (std::size_t i = 0; i < group.sentinel_count(); ++i) group.sentinel(i).start();
-  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 20s), daemon.output());
+  BOOST_REQUIRE_MESSAGE(eventually([] { return staged_count() == 0; }, 20s, 50ms), daemon.output());
   const auto delivered = queued_jids(master);
   for (const auto& jid : staged) BOOST_TEST(delivered.count(jid) >= 1u);
   BOOST_TEST(daemon.wait_for_output("enqueuer recovered", 5s));

@@ -24,10 +24,13 @@
 #include "support/ride_fixture.hpp"
 #include "support/staged_jobs.hpp"
 #include "support/test_database.hpp"
+#include "support/text.hpp"
 
 using namespace std::chrono_literals;
 using rr::jobs::EnqueuerWakeup;
 using Clock = std::chrono::steady_clock;
+using rr::test::count_of;
+using rr::test::metric_sample;
 
 namespace {
 
@@ -40,22 +43,6 @@ EnqueuerWakeup::Options wakeup_options(const rr::test::TestDatabase& db, std::ch
   options.database_url = db.url();  // through PgBouncer in the *_pgbouncer run
   options.debounce = debounce;
   return options;
-}
-
-// The value of the sample line `series value` on a Prometheus page, or -1.
-double sample(const std::string& page, const std::string& series) {
-  for (std::size_t at = page.find(series); at != std::string::npos; at = page.find(series, at + 1)) {
-    if ((at == 0 || page[at - 1] == '\n') && page.compare(at + series.size(), 1, " ") == 0) {
-      return std::stod(page.substr(at + series.size() + 1, page.find('\n', at) - at - series.size() - 1));
-    }
-  }
-  return -1;
-}
-
-std::size_t count_of(const std::string& text, const std::string& needle) {
-  std::size_t count = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
-  return count;
 }
 
 struct WakeupFixture {
@@ -233,7 +220,7 @@ struct EndToEndFixture : rr::test::ApiFixture {
   }
   double notifies_sent() {
     auto page = rr::http::send({"GET", "http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics", {}, "", 5s});
-    return sample(page.body, "rocket_rides_enqueuer_wakeup_notifies_total");
+    return metric_sample(page.body, "rocket_rides_enqueuer_wakeup_notifies_total");
   }
 
   std::string queue;

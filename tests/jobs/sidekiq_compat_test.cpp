@@ -17,11 +17,15 @@
 
 #include "common/redis/connection.hpp"
 #include "common/redis/redis_url.hpp"
+#include "support/polling.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_database.hpp"
+#include "support/text.hpp"
 
 using namespace std::chrono_literals;
+using rr::test::eventually;
+using rr::test::parse_json_object;
 
 namespace {
 
@@ -30,13 +34,6 @@ const std::string kProbeFile = std::string(ROCKET_RIDES_SOURCE_DIR) + "/tests/jo
 // Written by the worker class (tests/jobs/sidekiq/send_ride_receipt_job.rb).
 const std::string kPerformed = "rocket_rides_test:performed";
 const std::string kFailOnce = "rocket_rides_test:fail_once";
-
-rapidjson::Document parse_json(const std::string& text) {
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  BOOST_REQUIRE_MESSAGE(!doc.HasParseError() && doc.IsObject(), "not a JSON object: " << text);
-  return doc;
-}
 
 std::vector<std::string> strings_of(const rapidjson::Value& array) {
   std::vector<std::string> values;
@@ -88,7 +85,7 @@ struct SidekiqFixture {
     argv.insert(argv.end(), args.begin(), args.end());
     auto result = rr::test::run_command(argv, {{"REDIS_URL", redis_server.url()}});
     BOOST_REQUIRE_MESSAGE(result.exit_code == 0, "probe.rb failed: " << result.out << result.err);
-    return parse_json(result.out);
+    return parse_json_object(result.out);
   }
 
   // A Sidekiq process working queue:receipts with five threads; -t 5: five seconds to finish
@@ -102,17 +99,6 @@ struct SidekiqFixture {
   long long performed_count() { return redis().command({"LLEN", kPerformed}).as_integer(); }
   long long retry_set_size() { return redis().command({"ZCARD", "retry"}).as_integer(); }
 };
-
-// Polls until `condition` holds or `timeout` passes.
-template <typename Condition>
-bool eventually(Condition condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100ms);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -139,7 +125,7 @@ BOOST_AUTO_TEST_CASE(sidekiq_performs_every_enqueued_job_once_reads_its_latency_
 
   auto sidekiq = start_sidekiq();
   // 49 jobs done, the 50th failed once and waits in the retry set.
-  BOOST_REQUIRE_MESSAGE(eventually([&] { return performed_count() == 49 && retry_set_size() == 1; }, 30s),
+  BOOST_REQUIRE_MESSAGE(eventually([&] { return performed_count() == 49 && retry_set_size() == 1; }, 30s, 100ms),
                         "performed " << performed_count() << ", retry set " << retry_set_size() << "\n"
                                      << sidekiq.output());
   auto retries = probe({"retries"});
@@ -153,9 +139,9 @@ BOOST_AUTO_TEST_CASE(sidekiq_performs_every_enqueued_job_once_reads_its_latency_
   // retry set every few seconds more; rather than wait, the test does what an operator does in
   // the Web UI: Sidekiq::RetrySet#retry_all (probe.rb retry-all) puts it back on its queue now.
   BOOST_TEST(probe({"retry-all"})["retried"].GetInt() == 1);
-  BOOST_REQUIRE_MESSAGE(eventually([&] { return performed_count() == 50; }, 20s), "performed " << performed_count()
-                                                                                               << "\n"
-                                                                                               << sidekiq.output());
+  BOOST_REQUIRE_MESSAGE(eventually([&] { return performed_count() == 50; }, 20s, 100ms),
+                        "performed " << performed_count() << "\n"
+                                     << sidekiq.output());
 
   // Every jid exactly once, each with its own ride's arguments.
   std::map<std::string, int> times_performed;
@@ -189,7 +175,7 @@ BOOST_AUTO_TEST_CASE(the_milliseconds_form_is_sidekiq_8s_integer_which_older_sid
 
   // Sidekiq 8 writes and reads integer epoch milliseconds (clock_gettime(:millisecond)).
   for (const auto& entry : redis().command({"LRANGE", "queue:" + queue, "0", "-1"}).as_array()) {
-    auto payload = parse_json(entry.as_string());
+    auto payload = parse_json_object(entry.as_string());
     for (const char* field : {"created_at", "enqueued_at"}) {
       BOOST_REQUIRE_MESSAGE(payload[field].IsInt64() && !payload[field].IsDouble(), field << ": " << entry.as_string());
       BOOST_TEST(payload[field].GetInt64() > before_ms - 60'000, field);

@@ -12,6 +12,7 @@
 #include "common/http/server.hpp"
 #include "common/payments/stripe_client.hpp"
 #include "support/fibers.hpp"
+#include "support/polling.hpp"
 #include "support/process.hpp"
 
 using namespace std::chrono_literals;
@@ -20,6 +21,7 @@ using rr::payments::ChargeRequest;
 using rr::payments::RefundOutcome;
 using rr::payments::RefundRequest;
 using rr::payments::StripeClient;
+using rr::test::millis;
 
 namespace {
 
@@ -87,10 +89,6 @@ RefundRequest refund_of(const std::string& charge, const std::string& key) {
   request.reason = "requested_by_customer";
   request.idempotency_key = key;
   return request;
-}
-
-long millis(std::chrono::steady_clock::duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "common/http/client.hpp"
 #include "support/api_process.hpp"
 #include "support/notify_socket.hpp"
+#include "support/polling.hpp"
 #include "support/process.hpp"
 #include "support/raw_connection.hpp"
 #include "support/ride_fixture.hpp"
@@ -24,10 +25,6 @@ namespace {
 
 const std::string kDrainStarted = "draining: /readyz answers 503 for";
 const std::string kAcceptingStopped = "stopping: no new connections";
-
-long millis(std::chrono::steady_clock::duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-}
 
 // ApiFixture's API starts without SHUTDOWN_DRAIN: a test that drains says for how long.
 struct ApiDrainFixture : ApiFixture {

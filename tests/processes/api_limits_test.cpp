@@ -17,9 +17,11 @@
 #include "common/auth/users.hpp"
 #include "common/http/client.hpp"
 #include "support/api_process.hpp"
+#include "support/polling.hpp"
 #include "support/process.hpp"
 #include "support/ride_fixture.hpp"
 #include "support/test_database.hpp"
+#include "support/text.hpp"
 
 using namespace rr::test;
 using namespace std::chrono_literals;
@@ -30,10 +32,6 @@ namespace {
 
 const std::string kCapLine = "connection cap reached";
 
-long millis(Clock::duration d) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-}
-
 // The whole line holding `needle`, for a failure message; empty when there is none.
 std::string line_with(const std::string& text, const std::string& needle) {
   auto at = text.find(needle);
@@ -41,12 +39,6 @@ std::string line_with(const std::string& text, const std::string& needle) {
   auto begin = text.rfind('\n', at);
   begin = begin == std::string::npos ? 0 : begin + 1;
   return text.substr(begin, text.find('\n', at) - begin);
-}
-
-std::size_t occurrences(const std::string& text, const std::string& needle) {
-  std::size_t count = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
-  return count;
 }
 
 // A connected loopback socket that never sends anything: what an attacker holds by the thousand.
@@ -162,7 +154,7 @@ BOOST_AUTO_TEST_CASE(held_idle_connections_never_keep_a_real_client_out) {
 
   auto logs = api->output();
   BOOST_TEST(logs.find("accept failed") == std::string::npos, line_with(logs, "accept failed"));
-  auto cap_lines = occurrences(logs, kCapLine);
+  auto cap_lines = count_of(logs, kCapLine);
   BOOST_TEST(cap_lines >= 1u, "the cap being hit is logged");
   BOOST_TEST(cap_lines <= 3u, "the cap line is throttled, got " << cap_lines);
 }

@@ -5,16 +5,12 @@
 #include <sstream>
 
 #include "support/process.hpp"
+#include "support/text.hpp"
 
+using rr::test::read_file;
 using rr::test::run_command;
 
 namespace {
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 const std::string kUnitDir = std::string(ROCKET_RIDES_BIN_DIR) + "/../systemd/test/";
 }  // namespace
 

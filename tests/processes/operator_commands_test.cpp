@@ -19,11 +19,13 @@
 #include "support/api_process.hpp"
 #include "support/process.hpp"
 #include "support/test_database.hpp"
+#include "support/text.hpp"
 
 using namespace std::chrono_literals;
 using rr::test::binary;
 using rr::test::CommandResult;
 using rr::test::EnvChanges;
+using rr::test::parse_json_object;
 using rr::test::run_command;
 using rr::test::TestDatabase;
 namespace cli = rr::cli;
@@ -73,13 +75,6 @@ struct OperatorFixture {
   }
 };
 
-rapidjson::Document parse_json(const std::string& text) {
-  rapidjson::Document document;
-  document.Parse(text.c_str());
-  BOOST_REQUIRE_MESSAGE(!document.HasParseError() && document.IsObject(), "not a JSON object: " << text);
-  return document;
-}
-
 // A failure path's contract: the status, nothing on stdout, one line on stderr that says why.
 void expect_one_line_failure(const CommandResult& result, int status, const std::string& says) {
   BOOST_TEST(result.exit_code == status, result.err);
@@ -112,7 +107,7 @@ BOOST_AUTO_TEST_CASE(keys_show_body_renders_a_201_stored_without_its_body_as_rep
   BOOST_TEST(expected.find("ch_compact") != std::string::npos, expected);
   auto shown = run({"keys", "show", "--id", std::to_string(id), "--body", "--json"});
   BOOST_TEST(shown.exit_code == cli::kExitOk, shown.err);
-  BOOST_TEST(parse_json(shown.out)["response_body"].GetString() == expected);
+  BOOST_TEST(parse_json_object(shown.out)["response_body"].GetString() == expected);
 }
 
 BOOST_AUTO_TEST_CASE(keys_show_prints_a_finished_key_and_its_body_only_when_asked) {
@@ -126,7 +121,7 @@ BOOST_AUTO_TEST_CASE(keys_show_prints_a_finished_key_and_its_body_only_when_aske
   auto json = run({"keys", "show", "--email", "alice@example.com", "--key", "finished-key-000000000001", "--json"});
   BOOST_TEST(json.exit_code == cli::kExitOk, json.err);
   BOOST_TEST(json.out.find("secret_marker") == std::string::npos, json.out);
-  auto doc = parse_json(json.out);
+  auto doc = parse_json_object(json.out);
   BOOST_TEST(doc["id"].GetInt64() == id);
   BOOST_TEST(doc["email"].GetString() == std::string("alice@example.com"));
   BOOST_TEST(doc["recovery_point"].GetString() == std::string("finished"));
@@ -139,7 +134,7 @@ BOOST_AUTO_TEST_CASE(keys_show_prints_a_finished_key_and_its_body_only_when_aske
 
   auto with_body = run({"keys", "show", "--id", std::to_string(id), "--body", "--json"});
   BOOST_TEST(with_body.exit_code == cli::kExitOk, with_body.err);
-  BOOST_TEST(parse_json(with_body.out)["response_body"].GetString() == kBodyMarker);
+  BOOST_TEST(parse_json_object(with_body.out)["response_body"].GetString() == kBodyMarker);
   auto human_body = run({"keys", "show", "--id", std::to_string(id), "--body"});
   BOOST_TEST(human_body.out.find("secret_marker") != std::string::npos, human_body.out);
 }
@@ -149,7 +144,7 @@ BOOST_AUTO_TEST_CASE(keys_show_judges_the_lock_by_IDEMPOTENCY_KEY_LOCK_TIMEOUT_a
                        std::string("transient failure (503): provider down"));
   auto expired = run({"keys", "show", "--id", std::to_string(id), "--json"}, {{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", "90"}});
   BOOST_TEST(expired.exit_code == cli::kExitOk, expired.err);
-  auto doc = parse_json(expired.out);
+  auto doc = parse_json_object(expired.out);
   BOOST_TEST(doc["lock"]["state"].GetString() == std::string("expired"));
   BOOST_TEST(doc["lock"]["live"].GetBool() == false);
   BOOST_TEST(doc["lock"]["expires_in_seconds"].GetDouble() < -9.0);
@@ -160,7 +155,7 @@ BOOST_AUTO_TEST_CASE(keys_show_judges_the_lock_by_IDEMPOTENCY_KEY_LOCK_TIMEOUT_a
   BOOST_TEST(doc["recovery_point"].GetString() == std::string("ride_created"));
 
   auto live = run({"keys", "show", "--id", std::to_string(id), "--json"}, {{"IDEMPOTENCY_KEY_LOCK_TIMEOUT", "300"}});
-  auto live_doc = parse_json(live.out);
+  auto live_doc = parse_json_object(live.out);
   BOOST_TEST(live_doc["lock"]["state"].GetString() == std::string("live"));
   BOOST_TEST(live_doc["lock"]["live"].GetBool() == true);
   BOOST_TEST(live_doc["lock"]["expires_in_seconds"].GetDouble() > 190.0);
@@ -242,10 +237,10 @@ BOOST_AUTO_TEST_CASE(keys_list_unfinished_is_oldest_first_bounded_and_filtered_b
 
   auto all = run({"keys", "list", "--unfinished", "--json"});
   BOOST_TEST(all.exit_code == cli::kExitOk, all.err);
-  BOOST_TEST(parse_json(all.out)["total"].GetInt64() == 3);
+  BOOST_TEST(parse_json_object(all.out)["total"].GetInt64() == 3);
 
   auto stuck = run({"keys", "list", "--unfinished", "--older-than", "600", "--json"});
-  auto doc = parse_json(stuck.out);
+  auto doc = parse_json_object(stuck.out);
   BOOST_TEST(doc["total"].GetInt64() == 2);
   BOOST_TEST(doc["limit"].GetInt64() == 100);
   BOOST_REQUIRE(doc["keys"].Size() == 2u);
@@ -256,7 +251,7 @@ BOOST_AUTO_TEST_CASE(keys_list_unfinished_is_oldest_first_bounded_and_filtered_b
   BOOST_TEST(doc["keys"][1]["lock"]["state"].GetString() == std::string("none"));
 
   auto bounded = run({"keys", "list", "--unfinished", "--older-than", "600", "--limit", "1", "--json"});
-  auto bounded_doc = parse_json(bounded.out);
+  auto bounded_doc = parse_json_object(bounded.out);
   BOOST_TEST(bounded_doc["total"].GetInt64() == 2);
   BOOST_REQUIRE(bounded_doc["keys"].Size() == 1u);
   BOOST_TEST(bounded_doc["keys"][0]["id"].GetInt64() == oldest);
@@ -276,7 +271,7 @@ BOOST_AUTO_TEST_CASE(keys_unlock_releases_an_expired_lock_then_has_nothing_to_do
   auto id = insert_key("expired-lock-key-00000001", "ride_created", 700, 200);
   auto unlocked = run({"keys", "unlock", "--id", std::to_string(id), "--json"});
   BOOST_TEST(unlocked.exit_code == cli::kExitOk, unlocked.err);
-  auto doc = parse_json(unlocked.out);
+  auto doc = parse_json_object(unlocked.out);
   BOOST_TEST(doc["result"].GetString() == std::string("unlocked"));
   BOOST_TEST(doc["forced"].GetBool() == false);
   BOOST_TEST(doc["before"]["lock"]["state"].GetString() == std::string("expired"));
@@ -293,7 +288,7 @@ BOOST_AUTO_TEST_CASE(keys_unlock_releases_an_expired_lock_then_has_nothing_to_do
 
   auto missing = run({"keys", "unlock", "--id", "987654", "--json"});
   BOOST_TEST(missing.exit_code == cli::kExitNotFound);
-  BOOST_TEST(parse_json(missing.out)["result"].GetString() == std::string("not_found"));
+  BOOST_TEST(parse_json_object(missing.out)["result"].GetString() == std::string("not_found"));
 
   // What the unlock was for: the key can be taken again at once, as a retry or the completer would.
   rr::db::ConnectionPool pool(db.url(), db.session_options(), 1, 5s);
@@ -336,7 +331,7 @@ BOOST_AUTO_TEST_CASE(keys_unlock_refuses_a_live_lock_and_forced_the_runner_that_
 
   auto forced = run({"keys", "unlock", "--id", std::to_string(id), "--force", "--json"});
   BOOST_TEST(forced.exit_code == cli::kExitOk, forced.err);
-  auto doc = parse_json(forced.out);
+  auto doc = parse_json_object(forced.out);
   BOOST_TEST(doc["result"].GetString() == std::string("unlocked"));
   BOOST_TEST(doc["forced"].GetBool() == true);
   BOOST_TEST(std::string(doc["message"].GetString()).find("LIVE lock") != std::string::npos);
@@ -360,7 +355,7 @@ BOOST_AUTO_TEST_CASE(archive_list_shows_what_the_reaper_archived_since_a_time) {
 
   auto listed = run({"archive", "list", "--since", "1h", "--json"});
   BOOST_TEST(listed.exit_code == cli::kExitOk, listed.err);
-  auto doc = parse_json(listed.out);
+  auto doc = parse_json_object(listed.out);
   BOOST_TEST(doc["total"].GetInt64() == 1);
   BOOST_REQUIRE(doc["keys"].Size() == 1u);
   const auto& key = doc["keys"][0];
@@ -379,10 +374,10 @@ BOOST_AUTO_TEST_CASE(archive_list_shows_what_the_reaper_archived_since_a_time) {
   for (const char* later : {"2999-01-01", "2999-01-01T00:00:00Z", "2999-01-01 10:00+01:00"}) {
     auto none = run({"archive", "list", "--since", later, "--json"});
     BOOST_TEST(none.exit_code == cli::kExitOk, none.err);
-    BOOST_TEST(parse_json(none.out)["total"].GetInt64() == 0, later);
+    BOOST_TEST(parse_json_object(none.out)["total"].GetInt64() == 0, later);
   }
   auto since_2000 = run({"archive", "list", "--since", "2000-01-01T00:00:00+02:00", "--json"});
-  BOOST_TEST(parse_json(since_2000.out)["total"].GetInt64() == 1);
+  BOOST_TEST(parse_json_object(since_2000.out)["total"].GetInt64() == 1);
   auto none_human = run({"archive", "list", "--since", "2999-01-01"});
   BOOST_TEST(none_human.out == "no keys archived unfinished since 2999-01-01\n");
 }
@@ -391,7 +386,7 @@ BOOST_AUTO_TEST_CASE(user_token_revoke_by_prefix_refuses_ambiguity_and_names_unk
   auto second = rr::auth::issue_token(db.conn(), "alice@example.com");
   auto listed = run({"user", "token", "--email", "alice@example.com", "--list", "--json"});
   BOOST_TEST(listed.exit_code == cli::kExitOk, listed.err);
-  auto list_doc = parse_json(listed.out);
+  auto list_doc = parse_json_object(listed.out);
   BOOST_REQUIRE(list_doc["tokens"].Size() == 2u);
   BOOST_TEST(list_doc["tokens"][0]["prefix"].GetString() == rr::auth::token_prefix(alice.token));
   BOOST_TEST(listed.out.find(alice.token) == std::string::npos);
@@ -416,7 +411,7 @@ BOOST_AUTO_TEST_CASE(user_token_revoke_by_prefix_refuses_ambiguity_and_names_unk
   // The whole token names exactly one, whatever the prefixes.
   auto revoked = run({"user", "token", "--email", "alice@example.com", "--revoke", alice.token, "--json"});
   BOOST_TEST(revoked.exit_code == cli::kExitOk, revoked.err);
-  auto doc = parse_json(revoked.out);
+  auto doc = parse_json_object(revoked.out);
   BOOST_TEST(doc["result"].GetString() == std::string("revoked"));
   BOOST_TEST(doc["remaining"].GetInt64() == 1);
   BOOST_TEST(doc["matches"][0]["tag"].GetString() == rr::auth::log_tag(alice.token));

@@ -216,11 +216,6 @@ std::string charged_ride(RideFixture& f) {
   return std::to_string(doc["ride"]["id"].GetInt64());
 }
 
-void expire_locks(TestDatabase& db) {
-  pqxx::nontransaction tx(db.conn());
-  tx.exec("UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE locked_at IS NOT NULL");
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(cancel_workflow)

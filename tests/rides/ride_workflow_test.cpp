@@ -10,6 +10,7 @@
 #include "common/rides/ride_params.hpp"
 #include "support/ride_fixture.hpp"
 
+using rr::test::expire_locks;
 using rr::test::new_key;
 using rr::test::response_header;
 using rr::test::RideFixture;
@@ -18,12 +19,6 @@ namespace idem = rr::idempotency;
 namespace {
 
 const rr::rides::RideParams kParams{37.7749, -122.4194, 37.8044, -122.2712};
-
-// Makes every lock look expired, as if IDEMPOTENCY_KEY_LOCK_TIMEOUT had passed.
-void expire_locks(rr::test::TestDatabase& db) {
-  pqxx::nontransaction tx(db.conn());
-  tx.exec("UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE locked_at IS NOT NULL");
-}
 
 // What finishing the charged key `key` wrote, with the ids that differ between keys left out: the
 // key, its ride, the ride's audit record, the ledger's charge and the staged receipt.

@@ -17,6 +17,7 @@
 #include "common/http/form.hpp"
 #include "support/api_process.hpp"
 #include "support/ride_fixture.hpp"
+#include "support/text.hpp"
 
 using namespace rr::test;
 namespace http = rr::http;
@@ -28,13 +29,6 @@ const std::string kCsp =
     "base-uri 'none'";
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
-
-// The value attribute of the input named `name` ("" when there is none).
-std::string input_value(const std::string& html, const std::string& name) {
-  std::smatch match;
-  if (!std::regex_search(html, match, std::regex("name=\"" + name + "\" value=\"([^\"]*)\""))) return "";
-  return match[1];
-}
 
 // The text of the element with this id ("" when there is none).
 std::string element_text(const std::string& html, const std::string& id) {
