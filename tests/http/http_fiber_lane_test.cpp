@@ -146,26 +146,38 @@ BOOST_AUTO_TEST_CASE(beyond_max_fibers_and_with_none_requests_run_on_the_workers
 }
 
 BOOST_AUTO_TEST_CASE(stopping_with_a_suspended_fiber_ends_cleanly) {
-  std::atomic<bool> running{false};
-  rr::http::Server server(
-      one_of_each(16),
-      [&](const Request&) {
-        running = true;
-        rr::fiber::sleep_for(60s);  // never ends by itself
-        return plain_text("late");
-      },
-      everything_to(rr::http::Lane::fibers));
-  server.start();
-  std::thread client([&] {
-    try {
-      get(server, "/");
-    } catch (const rr::http::TransportError&) {
-      // the connection closes with the server
-    }
-  });
-  while (!running) std::this_thread::sleep_for(1ms);
-  server.stop();
-  client.join();
+  // Set by a local of the handler when the fiber's stack is unwound, whichever way it ends.
+  struct SetOnExit {
+    std::atomic<bool>& flag;
+    ~SetOnExit() { flag = true; }
+  };
+  std::atomic<bool> running{false}, resumed{false}, unwound{false};
+  {
+    rr::http::Server server(
+        one_of_each(16),
+        [&](const Request&) {
+          SetOnExit on_exit{unwound};
+          running = true;
+          rr::fiber::sleep_for(60s);  // never ends by itself
+          resumed = true;
+          return plain_text("late");
+        },
+        everything_to(rr::http::Lane::fibers));
+    server.start();
+    std::thread client([&] {
+      try {
+        get(server, "/");
+      } catch (const rr::http::TransportError&) {
+        // the connection closes with the server
+      }
+    });
+    while (!running) std::this_thread::sleep_for(1ms);
+    server.stop();
+    client.join();
+  }
   // The suspended fiber is unwound with its I/O thread's io_context, when the server is destroyed:
-  // under ASan nothing of it (stack, session, request) leaks, and no handler runs on afterwards.
+  // its locals are destroyed (under ASan nothing of it, stack, session or request, leaks), and
+  // the handler never runs on past its wait.
+  BOOST_TEST(unwound.load(), "the suspended fiber's stack was never unwound");
+  BOOST_TEST(!resumed.load(), "the handler ran on past its wait");
 }
