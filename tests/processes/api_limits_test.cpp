@@ -134,23 +134,23 @@ BOOST_AUTO_TEST_CASE(held_idle_connections_never_keep_a_real_client_out) {
   for (int i = 0; i < 600; ++i) held.push_back(std::make_unique<HeldConnection>(port));
   std::this_thread::sleep_for(500ms);  // the server has met them all
 
+  // Each real client is answered (a client that never is sees status 0 after its timeout, as
+  // every client did when accept failed in a loop). How fast is not this suite's to say: on
+  // shared cores a bound in milliseconds measured the machine.
   for (int i = 0; i < 3; ++i) {
     auto health = get("/healthz", "", 5s);
     BOOST_TEST(health.status == 200, "attempt " << i);
-    BOOST_TEST(health.ms < 1000, "healthz took " << health.ms << " ms");
     BOOST_TEST_MESSAGE("healthz behind 600 held connections: " << health.ms << " ms");
   }
   // A real request, with the database behind it, gets through too.
   auto rides = get("/rides", bob, 5s);
   BOOST_TEST(rides.status == 200, rides.body);
-  BOOST_TEST(rides.ms < 1000, "GET /rides took " << rides.ms << " ms");
 
   // Another wave, still held, while the first wave's places were taken: still served.
   for (int i = 0; i < 600; ++i) held.push_back(std::make_unique<HeldConnection>(port));
   std::this_thread::sleep_for(300ms);
   auto again = get("/healthz", "", 5s);
   BOOST_TEST(again.status == 200);
-  BOOST_TEST(again.ms < 1000, "healthz took " << again.ms << " ms");
 
   auto logs = api->output();
   BOOST_TEST(logs.find("accept failed") == std::string::npos, line_with(logs, "accept failed"));
@@ -162,12 +162,16 @@ BOOST_AUTO_TEST_CASE(held_idle_connections_never_keep_a_real_client_out) {
 // With the provider at 2 s per charge, one user's hundreds of concurrent POSTs
 // queued everyone (health checks included) behind them for many seconds.
 BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
-  // The bound below is one provider round: an answer queued behind the flood waits at least that
-  // long, whatever the machine's speed, while one that is not waits only for the (shared, and in
-  // CI loaded) cores. Fixed bounds of 500 ms measured the cores instead.
-  constexpr long kProviderLatencyMs = 3000;
+  // No charge of the flood ends while the others are served: an answer queued behind the flood
+  // would come after the first charge's 201, one that is not comes before it. The provider's
+  // round is far longer than the probes take even on loaded cores, so what is checked is the
+  // order of answers, not the machine's speed.
+  constexpr long kProviderLatencyMs = 15000;
+  constexpr int kInFlightPerUser = 8;
   stripe.configure("{\"latency_ms\":" + std::to_string(kProviderLatencyMs) + "}");
-  start_api();
+  // The API waits out the provider's round (STRIPE_TIMEOUT is 10 s by default): the flood's charges
+  // end in 201s, after the probes.
+  start_api({{"API_MAX_IN_FLIGHT_PER_USER", std::to_string(kInFlightPerUser)}, {"STRIPE_TIMEOUT", "30"}});
 
   constexpr int kFlooders = 200;
   std::atomic<bool> stop{false};
@@ -195,39 +199,36 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
     });
   }
 
-  std::this_thread::sleep_for(1s);  // the flood is at the provider and in the queue
-  long worst_health = 0;
-  long worst_ready = 0;
-  long worst_get = 0;
-  long worst_refusal = 0;
+  auto count_of_status = [&](int status) {
+    std::lock_guard lock(mutex);
+    return statuses[status];
+  };
+  // The flood holds every place alice has: all but kInFlightPerUser of its first requests refused.
+  BOOST_REQUIRE(eventually([&] { return count_of_status(429) >= kFlooders - kInFlightPerUser; }, 30s, 10ms));
+  int answered = 0;
   for (int i = 0; i < 5; ++i) {
     auto health = get("/healthz", "", 5s);
     BOOST_TEST(health.status == 200);
-    worst_health = std::max(worst_health, health.ms);
     auto ready = get("/readyz", "", 5s);
     BOOST_TEST(ready.status == 200, ready.body);
-    worst_ready = std::max(worst_ready, ready.ms);
     auto rides = get("/rides", bob, 5s);
     BOOST_TEST(rides.status == 200, rides.body);
-    worst_get = std::max(worst_get, rides.ms);
     // Answers that need no database.
     auto missing_token = get("/rides", "", 5s);
     BOOST_TEST(missing_token.status == 401);
     auto no_route = get("/nowhere", "", 5s);
     BOOST_TEST(no_route.status == 404);
-    worst_refusal = std::max({worst_refusal, missing_token.ms, no_route.ms});
-    std::this_thread::sleep_for(300ms);
+    for (const auto* answer : {&health, &ready, &rides, &missing_token, &no_route}) answered += answer->status != 0;
   }
+  // Every probe answered while alice's charges were all still at the provider: none of them
+  // waited for a place the flood held.
+  const int created_while_probing = count_of_status(201);
   stop = true;
   for (auto& t : flooders) t.join();
 
-  BOOST_TEST_MESSAGE("under the flood: worst /healthz " << worst_health << " ms, /readyz " << worst_ready
-                                                        << " ms, another user's GET " << worst_get << " ms, 401/404 "
-                                                        << worst_refusal << " ms");
-  BOOST_TEST(worst_health < kProviderLatencyMs, "healthz took " << worst_health << " ms");
-  BOOST_TEST(worst_ready < kProviderLatencyMs, "readyz took " << worst_ready << " ms");
-  BOOST_TEST(worst_get < kProviderLatencyMs, "another user's GET took " << worst_get << " ms");
-  BOOST_TEST(worst_refusal < kProviderLatencyMs, "401/404 took " << worst_refusal << " ms");
+  BOOST_TEST(answered == 25);
+  BOOST_TEST(created_while_probing == 0,
+             created_while_probing << " of the flood's charges ended before the probes did");
 
   std::string seen;
   for (auto [status, count] : statuses) seen += std::to_string(status) + "x" + std::to_string(count) + " ";
@@ -236,7 +237,8 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
     BOOST_TEST((status == 201 || status == 429 || status == 503), "unexpected status " << status << ": " << seen);
   }
   BOOST_TEST(statuses[201] >= 1, seen);
-  BOOST_TEST(statuses[429] >= 1, seen);
+  BOOST_TEST(statuses[201] <= kInFlightPerUser, seen);  // one round of charges: the places alice had
+  BOOST_TEST(statuses[429] >= kFlooders - kInFlightPerUser, seen);
   BOOST_TEST(a_429_retry_after == "1");
   BOOST_TEST(a_429_body.find("\"error\":{\"type\":\"rate_limit_error\"") != std::string::npos, a_429_body);
   // A refused request wrote nothing: every key in the database is one that was answered 201.
@@ -245,7 +247,9 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
 }
 
 BOOST_AUTO_TEST_CASE(a_full_queue_sheds_503_with_retry_after_at_once) {
-  stripe.configure("{\"latency_ms\":1500}");
+  // "At once": a shed request is answered before the worker's first charge ends, which takes a
+  // provider round far longer than shedding takes even on loaded cores.
+  stripe.configure("{\"latency_ms\":3000}");
   // One worker, two places in its queue, and more users than that sending at once.
   start_api({{"API_WORKERS", "1"}, {"API_MAX_QUEUED_REQUESTS", "2"}});
   std::vector<std::string> tokens;
@@ -255,19 +259,25 @@ BOOST_AUTO_TEST_CASE(a_full_queue_sheds_503_with_retry_after_at_once) {
             .token);
   }
   std::vector<Timed> answers(tokens.size());
+  std::vector<int> created_before(tokens.size());  // 201s already answered when each answer came
+  std::atomic<int> created_so_far{0};
   std::vector<std::thread> clients;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    clients.emplace_back([&, i] { answers[i] = post_ride(tokens[i], new_key()); });
+    clients.emplace_back([&, i] {
+      answers[i] = post_ride(tokens[i], new_key());
+      created_before[i] = answers[i].status == 201 ? created_so_far++ : created_so_far.load();
+    });
   }
   for (auto& t : clients) t.join();
   int created = 0;
   int shed = 0;
-  for (const auto& answer : answers) {
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const auto& answer = answers[i];
     BOOST_TEST((answer.status == 201 || answer.status == 503), "status " << answer.status << ": " << answer.body);
     if (answer.status == 201) ++created;
     if (answer.status != 503) continue;
     ++shed;
-    BOOST_TEST(answer.ms < 1000, "a shed request waited " << answer.ms << " ms");
+    BOOST_TEST(created_before[i] == 0, "a shed request waited for " << created_before[i] << " charges to end");
     BOOST_TEST(answer.retry_after == "1");
     BOOST_TEST(answer.body.find("\"error\":{\"type\":\"api_error\"") != std::string::npos, answer.body);
   }
