@@ -294,12 +294,10 @@ BOOST_AUTO_TEST_CASE(waiters_hold_no_worker_and_no_database_connection) {
 
   // Alice lists her rides (a worker and a connection) and books one (a worker, a connection and
   // the provider's 4 s) while all ten wait.
-  auto list_started = Clock::now();
   auto listed = small.get("/rides", token);
-  auto list_ms = millis(Clock::now() - list_started);
   BOOST_TEST(listed.status == 200);
-  BOOST_TEST(list_ms < 1000);
-  // ... answered while every waiter was still parked (the first requests need 4 s).
+  // ... answered while every waiter was still parked (the first requests need 4 s): the list did
+  // not queue behind them, whatever the cores' speed.
   int still_waiting = 0;
   for (auto& waiter : waiters) still_waiting += waiter.wait_for(0ms) != std::future_status::ready;
   BOOST_TEST(still_waiting == kWaiters);
