@@ -166,12 +166,12 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
   // would come after the first charge's 201, one that is not comes before it. The provider's
   // round is far longer than the probes take even on loaded cores, so what is checked is the
   // order of answers, not the machine's speed.
-  constexpr long kProviderLatencyMs = 15000;
+  constexpr long kProviderLatencyMs = 30000;
   constexpr int kInFlightPerUser = 8;
   stripe.configure("{\"latency_ms\":" + std::to_string(kProviderLatencyMs) + "}");
-  // The API waits out the provider's round (STRIPE_TIMEOUT is 10 s by default): the flood's charges
-  // end in 201s, after the probes.
-  start_api({{"API_MAX_IN_FLIGHT_PER_USER", std::to_string(kInFlightPerUser)}, {"STRIPE_TIMEOUT", "30"}});
+  // The API and the flooders wait out the provider's round (STRIPE_TIMEOUT is 10 s by default):
+  // the flood's charges end in 201s, after the probes.
+  start_api({{"API_MAX_IN_FLIGHT_PER_USER", std::to_string(kInFlightPerUser)}, {"STRIPE_TIMEOUT", "60"}});
 
   constexpr int kFlooders = 200;
   std::atomic<bool> stop{false};
@@ -183,7 +183,7 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
   for (int i = 0; i < kFlooders; ++i) {
     flooders.emplace_back([&] {
       while (!stop.load()) {
-        auto answer = post_ride(alice, new_key());
+        auto answer = post_ride(alice, new_key(), 60s);
         {
           std::lock_guard lock(mutex);
           ++statuses[answer.status];
@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
   // The flood holds every place alice has: all but kInFlightPerUser of its first requests refused.
   BOOST_REQUIRE(eventually([&] { return count_of_status(429) >= kFlooders - kInFlightPerUser; }, 30s, 10ms));
   int answered = 0;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 2; ++i) {
     auto health = get("/healthz", "", 5s);
     BOOST_TEST(health.status == 200);
     auto ready = get("/readyz", "", 5s);
@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(one_users_flood_of_slow_charges_starves_nobody) {
   stop = true;
   for (auto& t : flooders) t.join();
 
-  BOOST_TEST(answered == 25);
+  BOOST_TEST(answered == 10);
   BOOST_TEST(created_while_probing == 0,
              created_while_probing << " of the flood's charges ended before the probes did");
 
