@@ -110,7 +110,7 @@ awk -v a="${replicated_rate[1]}" -v b="${replicated_rate[0]}" 'BEGIN {
 
 # Wake-up latency: the daemon idles with a 60 s fallback poll, so only NOTIFY can deliver quickly.
 # Each insert is followed by the NOTIFY a stager's EnqueuerWakeup sends after its commit (no trigger
-# notifies since migration 007; the debounce itself is measured by tests/enqueuer_wakeup_test.cpp).
+# notifies since migration 007; the debounce itself is measured by tests/jobs/enqueuer_wakeup_test.cpp).
 # Latency per job = enqueued_at (set by the enqueuer) - created_at (the staging transaction's
 # start), both from this machine's clock (float epoch seconds, SIDEKIQ_TIMESTAMPS' default); the
 # staging commit follows its start at once.

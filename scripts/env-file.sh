@@ -1,4 +1,4 @@
-# Sourced by scripts/run.sh (and tests/env_file_test.sh): writes lines of a Procfile runner's env
+# Sourced by scripts/run.sh (and tests/scripts/env_file_test.sh): writes lines of a Procfile runner's env
 # file so that every runner reads back the exact value. Unquoted values are not safe: node-foreman
 # cuts them at `#` (a Redis password "pa#ss" would arrive as "pa") and trims them. Single quotes
 # are read verbatim by foreman (Ruby), node-foreman, honcho and dotenv alike; a value holding a

@@ -10,7 +10,7 @@ PACKAGES=(
   libgoogle-perftools-dev
   postgresql-15 redis-server pgbouncer haproxy ruby-foreman curl ca-certificates wrk
   systemd procps iproute2 python3 nodejs
-  # Tests only: Debian's Sidekiq 6.4 works the enqueuer's jobs (tests/sidekiq_compat_test.cpp);
+  # Tests only: Debian's Sidekiq 6.4 works the enqueuer's jobs (tests/jobs/sidekiq_compat_test.cpp);
   # promtool checks deploy/prometheus-alerts.yml. The prometheus package also ships the server,
   # which its unit starts on :9090 where systemd runs; stop or mask it if that is unwanted.
   ruby-sidekiq prometheus

@@ -11,7 +11,8 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The reader of docs/configuration.md is the documentation test's, in tests/docs/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "docs"))
 import configuration_doc_test as config_doc  # noqa: E402
 
 # Left empty and uncommented: the daemons refuse to start without them (or, for the secrets,

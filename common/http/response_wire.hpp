@@ -1,5 +1,5 @@
 // A Response as the bytes of its HTTP/1.1 answer, built in one buffer that goes out in one write:
-// the bytes Beast's serializer writes for the same response (tests/response_wire_test.cpp
+// the bytes Beast's serializer writes for the same response (tests/http/response_wire_test.cpp
 // compares them), without Beast's field list and buffer sequences per answer. Covers what the
 // handlers answer; a response that needs Beast's rules (a status without a body, headers Beast
 // sets or rewrites itself, values it would reject) is left to Beast.

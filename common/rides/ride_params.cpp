@@ -47,7 +47,7 @@ std::optional<RideParams> from_json(const std::string& json) {
   rapidjson::Document doc;
   // Full precision: RapidJSON's default, faster parse may land a few ULPs off, and a resumed key's
   // ride would then hold other digits than its stored params (about a third of random coordinate
-  // sets did, tests/ride_params_test.cpp).
+  // sets did, tests/rides/ride_params_test.cpp).
   doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.c_str(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
   RideParams p;

@@ -114,4 +114,9 @@ std::optional<std::string> response_header(const http::Response& response, const
 
 std::string new_key() { return random_uuid(); }
 
+void expire_locks(TestDatabase& db) {
+  pqxx::nontransaction tx(db.conn());
+  tx.exec("UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE locked_at IS NOT NULL");
+}
+
 }  // namespace rr::test

@@ -64,4 +64,8 @@ std::optional<std::string> response_header(const http::Response& response, const
 // A fresh idempotency key (36 characters).
 std::string new_key();
 
+// Makes every held key lock look expired, as if IDEMPOTENCY_KEY_LOCK_TIMEOUT had passed: the next
+// request for such a key takes it over.
+void expire_locks(TestDatabase& db);
+
 }  // namespace rr::test
