@@ -18,7 +18,7 @@
 namespace rr::api {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kAdminUsage =
     "usage: user create --email E --stripe-customer C | user token --email E [--list | --revoke TOKEN_PREFIX] "
     "[--json]";
 
@@ -107,7 +107,7 @@ int run_migrate() {
 
 int run_user_command(const std::vector<std::string>& args) {
   // args[0] is "user".
-  if (args.size() < 2) throw cli::UsageError(kUsage);
+  if (args.size() < 2) throw cli::UsageError(kAdminUsage);
   const std::string& verb = args[1];
   try {
     if (verb == "create") {

@@ -16,9 +16,9 @@
 namespace rr::api {
 namespace {
 
-constexpr const char* kUsage = "usage: archive list [--since TIMESTAMP|DURATION] [--limit N] [--json]";
-constexpr std::int64_t kDefaultListLimit = 100;
-constexpr std::int64_t kMaxListLimit = 10000;
+constexpr const char* kArchiveUsage = "usage: archive list [--since TIMESTAMP|DURATION] [--limit N] [--json]";
+constexpr std::int64_t kDefaultArchiveListLimit = 100;
+constexpr std::int64_t kMaxArchiveListLimit = 10000;
 
 // --since is either a time ("2026-11-22", "2026-11-22T17:00:00Z", "2026-11-22 17:00+01:00"; UTC
 // when no zone is given) or how far back from now ("90s", "30m", "24h", "7d").
@@ -67,7 +67,7 @@ int archive_list(const std::vector<std::string>& args) {
   auto flags = Flags::parse(args, 2, {{}, {"since", "limit"}, {"json"}}, "archive list");
   maintenance::ArchiveSince since;
   if (auto text = flags.find("since")) since = parse_since(*text);
-  const auto limit = flags.integer("limit", kDefaultListLimit, 1, kMaxListLimit);
+  const auto limit = flags.integer("limit", kDefaultArchiveListLimit, 1, kMaxArchiveListLimit);
   auto settings = config::DatabaseSettings::from_env(config::Environment::process());
   db::PooledConnection conn(settings.url, settings.session);
   maintenance::ArchivedKeys listing;
@@ -114,7 +114,7 @@ int archive_list(const std::vector<std::string>& args) {
 
 int run_archive_command(const std::vector<std::string>& args) {
   // args[0] is "archive".
-  if (args.size() < 2) throw cli::UsageError(kUsage);
+  if (args.size() < 2) throw cli::UsageError(kArchiveUsage);
   if (args[1] == "list") return archive_list(args);
   throw cli::UsageError("unknown archive subcommand \"" + args[1] + "\" (expected list)");
 }

@@ -23,11 +23,11 @@ namespace {
 using idempotency::KeyDetails;
 using idempotency::LockState;
 
-constexpr const char* kUsage =
+constexpr const char* kKeysUsage =
     "usage: keys show (--email E --key K | --id N) [--body] [--json] | "
     "keys list --unfinished [--older-than SECONDS] [--limit N] [--json] | keys unlock --id N [--force] [--json]";
-constexpr std::int64_t kDefaultListLimit = 100;
-constexpr std::int64_t kMaxListLimit = 10000;
+constexpr std::int64_t kDefaultKeyListLimit = 100;
+constexpr std::int64_t kMaxKeyListLimit = 10000;
 constexpr double kMaxAgeSeconds = 10.0 * 366 * 86400;
 
 struct Context {
@@ -179,7 +179,7 @@ int keys_list(const std::vector<std::string>& args) {
     throw cli::UsageError("keys list: --unfinished is required (the only listing there is)");
   }
   const double older_than = flags.seconds("older-than", kMaxAgeSeconds).value_or(0);
-  const auto limit = flags.integer("limit", kDefaultListLimit, 1, kMaxListLimit);
+  const auto limit = flags.integer("limit", kDefaultKeyListLimit, 1, kMaxKeyListLimit);
   auto context = context_from_env();
   db::PooledConnection conn(context.database.url, context.database.session);
   auto listing = idempotency::list_unfinished_keys(
@@ -307,7 +307,7 @@ int keys_unlock(const std::vector<std::string>& args) {
 
 int run_keys_command(const std::vector<std::string>& args) {
   // args[0] is "keys".
-  if (args.size() < 2) throw cli::UsageError(kUsage);
+  if (args.size() < 2) throw cli::UsageError(kKeysUsage);
   const std::string& verb = args[1];
   if (verb == "show") return keys_show(args);
   if (verb == "list") return keys_list(args);

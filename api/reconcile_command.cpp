@@ -22,7 +22,7 @@
 namespace rr::api {
 namespace {
 
-constexpr const char* kUsage = "usage: reconcile --since TIME [--until TIME] [--dry-run] (TIME in RFC 3339)";
+constexpr const char* kReconcileUsage = "usage: reconcile --since TIME [--until TIME] [--dry-run] (TIME in RFC 3339)";
 
 std::int64_t time_flag(const Flags& flags, const std::string& name, std::int64_t fallback) {
   auto text = flags.find(name);

@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::uint64_t kSaturated = std::numeric_limits<std::uint32_t>::max();
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_preference(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   return text;
@@ -56,14 +56,14 @@ std::optional<std::uint64_t> preferred_wait_seconds(const Headers& headers) {
     if (!iequals(name, "Prefer")) continue;
     for (auto preference : split_outside_quotes(value, ',')) {
       // The preference itself, before its parameters.
-      auto head = trim(split_outside_quotes(preference, ';').front());
+      auto head = trim_preference(split_outside_quotes(preference, ';').front());
       if (head.empty()) continue;  // an empty list element
       auto equals = head.find('=');
-      auto token = trim(head.substr(0, equals));
+      auto token = trim_preference(head.substr(0, equals));
       if (!iequals(token, "wait")) continue;
       // The first instance decides, parsable or not (RFC 7240 section 2).
       if (equals == std::string_view::npos) return std::nullopt;
-      return seconds_of(trim(head.substr(equals + 1)));
+      return seconds_of(trim_preference(head.substr(equals + 1)));
     }
   }
   return std::nullopt;

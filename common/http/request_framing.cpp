@@ -5,7 +5,7 @@
 namespace rr::http {
 namespace {
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_ows(std::string_view text) {
   auto first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
   auto last = text.find_last_not_of(" \t");
@@ -21,7 +21,7 @@ std::vector<std::string_view> list_elements(const RequestHead& head, std::string
     std::string_view rest = value;
     for (;;) {
       auto comma = rest.find(',');
-      auto element = trim(rest.substr(0, comma));
+      auto element = trim_ows(rest.substr(0, comma));
       if (!element.empty()) out.push_back(element);
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
@@ -72,7 +72,7 @@ std::optional<HeadRejection> check_framing(const RequestHead& head) {
   if (values_of(head, "Content-Length").count > 0) {
     return bad_request("A request must not carry both Transfer-Encoding and Content-Length.");
   }
-  if (encodings.count != 1 || !iequals(trim(encodings.first), "chunked")) {
+  if (encodings.count != 1 || !iequals(trim_ows(encodings.first), "chunked")) {
     return bad_request("Transfer-Encoding must be chunked alone.");
   }
   return std::nullopt;
@@ -93,7 +93,7 @@ std::optional<HeadRejection> check_host(const RequestHead& head) {
     return std::nullopt;
   }
   if (hosts.count > 1) return bad_request("A request must have one Host header.");
-  if (!is_valid_host(trim(hosts.first))) return bad_request("The Host header is not a valid host.");
+  if (!is_valid_host(trim_ows(hosts.first))) return bad_request("The Host header is not a valid host.");
   return std::nullopt;
 }
 
@@ -110,7 +110,8 @@ std::optional<HeadRejection> check_expect(const RequestHead& head) {
 bool announces_body(const RequestHead& head) {
   for (const auto& [field, value] : head.fields) {
     if (iequals(field, "Transfer-Encoding")) return true;
-    if (iequals(field, "Content-Length") && trim(value).find_first_not_of('0') != std::string_view::npos) return true;
+    if (iequals(field, "Content-Length") && trim_ows(value).find_first_not_of('0') != std::string_view::npos)
+      return true;
   }
   return false;
 }

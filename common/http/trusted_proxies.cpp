@@ -12,7 +12,7 @@ namespace {
 
 namespace ip = boost::asio::ip;
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_forwarded(std::string_view text) {
   auto first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
   auto last = text.find_last_not_of(" \t");
@@ -37,7 +37,7 @@ std::vector<std::string_view> list_elements(const Headers& headers, std::string_
     std::string_view rest = value;
     for (;;) {
       auto comma = rest.find(',');
-      out.push_back(trim(rest.substr(0, comma)));
+      out.push_back(trim_forwarded(rest.substr(0, comma)));
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
@@ -49,10 +49,10 @@ std::vector<std::string_view> list_elements(const Headers& headers, std::string_
 
 TrustedProxies TrustedProxies::parse(std::string_view list) {
   TrustedProxies out;
-  if (trim(list).empty()) return out;
+  if (trim_forwarded(list).empty()) return out;
   for (;;) {
     auto comma = list.find(',');
-    auto element = trim(list.substr(0, comma));
+    auto element = trim_forwarded(list.substr(0, comma));
     auto slash = element.find('/');
     auto address = address_of(element.substr(0, slash));
     if (!address) throw std::invalid_argument("not an IP address or CIDR: \"" + std::string(element) + "\"");

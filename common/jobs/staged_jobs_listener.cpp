@@ -14,13 +14,6 @@ namespace {
 
 constexpr const char* kChannel = "staged_jobs";
 
-// The payload is empty: a notification only means "look at the table".
-class WakeUpReceiver final : public pqxx::notification_receiver {
- public:
-  using pqxx::notification_receiver::notification_receiver;
-  void operator()(const std::string&, int) override {}
-};
-
 // True when the peer has closed the connection: a peek reads end of file.
 bool socket_at_eof(int socket) {
   char byte;
@@ -29,7 +22,17 @@ bool socket_at_eof(int socket) {
 
 }  // namespace
 
+// The receiver's class is Channel's own, not the anonymous namespace's: a field of a type with
+// internal linkage draws -Wsubobject-linkage when the file is compiled inside a unity batch (the
+// package build), where GCC no longer counts this file as the main one.
 struct StagedJobsListener::Channel {
+  // The payload is empty: a notification only means "look at the table".
+  class WakeUpReceiver final : public pqxx::notification_receiver {
+   public:
+    using pqxx::notification_receiver::notification_receiver;
+    void operator()(const std::string&, int) override {}
+  };
+
   explicit Channel(const std::string& url) : connection(url), receiver(connection, kChannel) {}
   // Closing first spares the receiver's destructor an UNLISTEN, which on a dead session fails
   // inside libpqxx 6.4 and leaks its result; the server forgets the LISTEN with the session anyway.

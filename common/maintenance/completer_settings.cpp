@@ -6,7 +6,7 @@ namespace rr::maintenance {
 namespace {
 // The completer sleeps this long after a pass that found nothing: keys become eligible only
 // minutes after their client went away, so polling faster buys nothing.
-constexpr double kDefaultIdleSleepSeconds = 10;
+constexpr double kDefaultCompleterIdleSleepSeconds = 10;
 }  // namespace
 
 CompleterSettings CompleterSettings::from_env(const config::Environment& env) {
@@ -14,7 +14,7 @@ CompleterSettings CompleterSettings::from_env(const config::Environment& env) {
   settings.database = config::DatabaseSettings::from_env(env);
   settings.payment = config::PaymentSettings::from_env(env);
   settings.workflow = config::WorkflowSettings::from_env(env);
-  settings.loop = config::LoopSettings::from_env(env, "COMPLETER", kDefaultIdleSleepSeconds);
+  settings.loop = config::LoopSettings::from_env(env, "COMPLETER", kDefaultCompleterIdleSleepSeconds);
   settings.min_age = env.seconds("COMPLETER_MIN_AGE", 300, 0, 30 * 86400);
   settings.last_run_threshold = env.seconds("COMPLETER_LAST_RUN_THRESHOLD", 60, 0, 30 * 86400);
   settings.enqueuer_wakeup = jobs::EnqueuerWakeupSettings::from_env(env);

@@ -5,14 +5,14 @@ namespace rr::maintenance {
 
 namespace {
 // Keys expire on a scale of days; a check a minute keeps batches small without busy polling.
-constexpr double kDefaultIdleSleepSeconds = 60;
+constexpr double kDefaultReaperIdleSleepSeconds = 60;
 }  // namespace
 
 ReaperSettings ReaperSettings::from_env(const config::Environment& env) {
   ReaperSettings settings;
   settings.database = config::DatabaseSettings::from_env(env);
   settings.workflow = config::WorkflowSettings::from_env(env);
-  settings.loop = config::LoopSettings::from_env(env, "REAPER", kDefaultIdleSleepSeconds);
+  settings.loop = config::LoopSettings::from_env(env, "REAPER", kDefaultReaperIdleSleepSeconds);
   settings.max_age = env.seconds("REAPER_MAX_AGE", 259200, 0, 365 * 86400);
   if (settings.max_age < kMinReaperMaxAge) {
     // A key must outlive the provider's memory of its provider key: a retry of a request whose key

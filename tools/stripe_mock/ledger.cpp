@@ -7,7 +7,7 @@
 namespace rr::stripe_mock {
 namespace {
 
-constexpr char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+constexpr char kLedgerIdAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 std::uint64_t id_hash(std::string_view suffix) { return std::hash<std::string_view>{}(suffix); }
 
@@ -23,19 +23,19 @@ std::int64_t Ledger::creation_time(std::int64_t now) {
 }
 
 IdSuffix Ledger::new_id(const IdIndex& taken) {
-  std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 2);
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof kLedgerIdAlphabet - 2);
   IdSuffix id;
   do {
-    for (char& c : id) c = kAlphabet[pick(random_)];
+    for (char& c : id) c = kLedgerIdAlphabet[pick(random_)];
   } while (taken.contains(id_hash(view(id))));
   return id;
 }
 
 ObjectIndex Ledger::add_customer(Customer customer) {
   // Stripe's customer ids are shorter: "cus_" and 14 letters and digits.
-  std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 2);
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof kLedgerIdAlphabet - 2);
   customer.id = "cus_";
-  for (int i = 0; i < 14; ++i) customer.id += kAlphabet[pick(random_)];
+  for (int i = 0; i < 14; ++i) customer.id += kLedgerIdAlphabet[pick(random_)];
   customer.created = creation_time(customer.created);
   auto index = static_cast<ObjectIndex>(customers_.size());
   customers_by_id_.emplace(customer.id, index);

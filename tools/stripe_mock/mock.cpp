@@ -56,7 +56,7 @@ std::uint64_t system_seed() {
   return (static_cast<std::uint64_t>(device()) << 32) | device();
 }
 
-constexpr char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+constexpr char kRequestIdAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 }  // namespace
 
@@ -293,9 +293,9 @@ bool Mock::roll(double rate) {
 
 std::string Mock::new_request_id() {
   // Stripe's request ids: "req_" and 14 letters and digits.
-  std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 2);
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof kRequestIdAlphabet - 2);
   std::string id("req_");
-  for (int i = 0; i < 14; ++i) id += kAlphabet[pick(request_random_)];
+  for (int i = 0; i < 14; ++i) id += kRequestIdAlphabet[pick(request_random_)];
   return id;
 }
 

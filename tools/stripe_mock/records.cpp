@@ -9,7 +9,7 @@ namespace {
 constexpr std::size_t kKeyLengthBytes = 1;
 constexpr std::size_t kValueLengthBytes = 2;
 
-constexpr char kAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+constexpr char kDetailAlphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 // SplitMix64: a small generator whose every state gives a well-mixed next value, so a stream
 // seeded by a hash is as good as any.
@@ -79,7 +79,7 @@ std::string derived_detail(const IdSuffix& id, DerivedDetail purpose, std::size_
                         (static_cast<std::uint64_t>(purpose) * 0xd6e8feb86659fd93ULL);
   std::string detail(prefix);
   detail.reserve(prefix.size() + length);
-  for (std::size_t i = 0; i < length; ++i) detail += kAlphabet[split_mix(state) % (sizeof kAlphabet - 1)];
+  for (std::size_t i = 0; i < length; ++i) detail += kDetailAlphabet[split_mix(state) % (sizeof kDetailAlphabet - 1)];
   return detail;
 }
 
