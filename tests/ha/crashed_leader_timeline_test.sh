@@ -28,6 +28,14 @@ stop_all() {
 }
 cleanup() {
   stop_all
+  # pgBackRest's asynchronous archiver (archive-push:async, forked by archive_command) outlives an
+  # immediate stop and may still be writing its spool under $dir: let it end, then end it.
+  local _
+  for _ in $(seq 50); do
+    pgrep -f -- "--config=$dir/" >/dev/null || break
+    sleep 0.1
+  done
+  pkill -KILL -f -- "--config=$dir/" 2>/dev/null || true
   rm -rf "$dir"
 }
 trap cleanup EXIT
