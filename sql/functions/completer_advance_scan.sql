@@ -1,6 +1,6 @@
--- Where the completer looks for abandoned keys this pass (issue 31, sql/012): the key ids it walks
--- in the primary key, in place of a partial index on unfinished keys that made every finish a
--- non-HOT update. Returns, and moves the shared state (idempotency_keys_scan) to:
+-- Where the completer looks for abandoned keys this pass (sql/012): the key ids it walks in the
+-- primary key, in place of a partial index on unfinished keys that made every finish a non-HOT
+-- update. Returns, and moves the shared state (idempotency_keys_scan) to:
 --   floor_id, boundary_id: walk [floor_id, boundary_id). Every key below floor_id is finished or
 --     has failed an attempt (attempts > 0: the partial index idempotency_keys_retried lists those);
 --     boundary_id is the first key younger than p_min_age, which the completer does not want yet.

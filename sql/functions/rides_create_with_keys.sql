@@ -1,5 +1,5 @@
--- The first phases of many new-key requests in one statement and one commit (issue 31, point 2:
--- coalesced commits; the API's db::CoalescedCalls calls it with the arguments of concurrent
+-- The first phases of many new-key requests in one statement and one commit (coalesced commits:
+-- fewer commits for the same keys under load; the API's db::CoalescedCalls calls it with the arguments of concurrent
 -- rides_create_with_key calls as arrays, one element per request, in order). For each request, what
 -- rides_create_with_key does for one: its key created at ride_created, locked with its token, with
 -- its ride and the ride's audit record; or, when the key exists, the key as it is. One row per

@@ -1,5 +1,5 @@
--- The finishing phases of many new keys in one statement and one commit (issue 31, point 2:
--- coalesced commits). Each request is what rides_record_charge_and_finish does for one: its 201
+-- The finishing phases of many new keys in one statement and one commit (coalesced commits: fewer
+-- commits for the same keys under load). Each request is what rides_record_charge_and_finish does for one: its 201
 -- stored (NULL with renderer 1 when it is rides_created_body_v1 of its ride) and its key finished and unlocked,
 -- fenced by its lock token, its ride's charge recorded on the ride and in the provider ledger
 -- (sql/016) and its receipt staged. Where the single
