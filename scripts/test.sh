@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-scripts/build.sh build-test -DROCKET_RIDES_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+scripts/build.sh build-test -DROCKET_RIDES_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DROCKET_RIDES_SHARED_FOLDERS=ON
 
 servers_dir=$(mktemp -d /tmp/rocket-rides-test.XXXXXX)
 cleanup() {

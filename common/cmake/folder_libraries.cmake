@@ -7,6 +7,16 @@
 # rr_NAME from NAME/*.cpp beside the calling CMakeLists.txt (common/NAME/, tools/NAME/; an interface
 # library for a folder of headers only), linking rr_FOLDER for each folder it USES and the EXTERNAL
 # libraries its own files call. A tool's main.cpp is its executable's, not the library's.
+# The test build makes the folders shared libraries: every test executable would otherwise carry its
+# own copy of the sanitized library and its debug information (about 100 MB each, 6.7 GB for the
+# suites, a disk a fresh machine may not have, and as many long links). Releases and the package
+# stay static: one self-contained file per daemon.
+if(ROCKET_RIDES_SHARED_FOLDERS)
+  set(ROCKET_RIDES_FOLDER_LIBRARY_TYPE SHARED)
+else()
+  set(ROCKET_RIDES_FOLDER_LIBRARY_TYPE STATIC)
+endif()
+
 function(rocket_rides_folder name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "USES;EXTERNAL;SOURCES")
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
@@ -17,7 +27,7 @@ function(rocket_rides_folder name)
     list(APPEND uses rr_${folder})
   endforeach()
   if(sources)
-    add_library(rr_${name} STATIC ${sources})
+    add_library(rr_${name} ${ROCKET_RIDES_FOLDER_LIBRARY_TYPE} ${sources})
     set(scope PUBLIC)
   else()
     add_library(rr_${name} INTERFACE)
