@@ -406,7 +406,11 @@ BOOST_AUTO_TEST_CASE(two_in_flight_run_side_by_side_and_the_calls_after_them_que
   bodies.push_back([&] {
     // Both first calls reached PostgreSQL (each waits there for lock 7); only the three after them queue.
     BOOST_TEST(calls.totals()["echo_many"].queued == 3u);
-    wait_until_true("SELECT count(*) = 2 FROM pg_locks WHERE locktype = 'advisory' AND objid = 7 AND NOT granted");
+    // This database's waiters only: pg_locks lists every database's, and a run that was killed
+    // leaves its backends waiting a moment.
+    wait_until_true(
+        "SELECT count(*) = 2 FROM pg_locks WHERE locktype = 'advisory' AND objid = 7 AND NOT granted "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
     holder_exec("SELECT pg_advisory_unlock(7)");
   });
   run_fibers(bodies);
