@@ -14,9 +14,10 @@ constexpr std::chrono::milliseconds kReadinessStaleAfter{3000};
 // the fence's window, at one indexed query per process.
 constexpr std::chrono::milliseconds kWriteFenceInterval{2000};
 
-// The runner's options with the process's DATABASE_MAX_BATCH.
-idempotency::RunnerOptions with_max_batch(idempotency::RunnerOptions options, std::size_t max_batch) {
-  options.max_coalesced_calls = max_batch;
+// The runner's options with the process's DATABASE_MAX_BATCH and DATABASE_BATCHES_IN_FLIGHT.
+idempotency::RunnerOptions with_coalescing(idempotency::RunnerOptions options, const ApiSettings& settings) {
+  options.max_coalesced_calls = settings.database_max_batch;
+  options.max_coalesced_in_flight = settings.database_batches_in_flight;
   return options;
 }
 
@@ -28,7 +29,7 @@ ApiServices::ApiServices(const ApiSettings& settings, idempotency::RunnerOptions
       stripe_(settings.payment),
       tokens_(10000, settings.token_cache_ttl),
       finished_(settings.response_cache_size, settings.response_cache_ttl),
-      runner_(pool_, with_max_batch(std::move(runner_options), settings.database_max_batch)),
+      runner_(pool_, with_coalescing(std::move(runner_options), settings)),
       enqueuer_wakeup_(jobs::make_enqueuer_wakeup(settings.enqueuer_wakeup, settings.database.url)),
       failed_auth_({.failures_per_minute = settings.auth_failures_per_minute}),
       authenticator_(pool_, tokens_, failed_auth_),

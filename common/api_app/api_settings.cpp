@@ -36,6 +36,7 @@ ApiSettings ApiSettings::from_env(const config::Environment& env) {
   settings.port = env.port("PORT", 5000);
   settings.database_pool_size = static_cast<std::size_t>(env.integer("DATABASE_POOL_SIZE", 16, 1, 1000));
   settings.database_max_batch = static_cast<std::size_t>(env.integer("DATABASE_MAX_BATCH", 64, 1, 1024));
+  settings.database_batches_in_flight = static_cast<std::size_t>(env.integer("DATABASE_BATCHES_IN_FLIGHT", 1, 1, 64));
   settings.worker_threads = static_cast<std::size_t>(env.integer("API_WORKERS", 32, 1, 4096));
   settings.io_threads = static_cast<std::size_t>(env.integer("API_IO_THREADS", default_io_threads(), 1, 64));
   settings.shutdown_timeout = env.seconds("SHUTDOWN_TIMEOUT", 25, 0, 3600);

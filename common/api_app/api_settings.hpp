@@ -20,6 +20,7 @@ struct ApiSettings {
   std::uint16_t port = 5000;                   // PORT, default 5000
   std::size_t database_pool_size = 16;         // DATABASE_POOL_SIZE
   std::size_t database_max_batch = 64;         // DATABASE_MAX_BATCH: coalesced calls at most (1: off)
+  std::size_t database_batches_in_flight = 1;  // DATABASE_BATCHES_IN_FLIGHT: per batch function
   std::size_t worker_threads = 32;             // API_WORKERS: handlers may wait on the provider
   std::size_t io_threads = 1;                  // API_IO_THREADS (the cores; in use as busy): sockets, replays, fibers
   std::chrono::milliseconds shutdown_timeout;  // SHUTDOWN_TIMEOUT, default 25 s

@@ -146,10 +146,10 @@ CoalescedCalls::Answer CoalescedCalls::run(const Call& call, const std::function
   {
     std::lock_guard lock(mutex_);
     kind = &kinds_[call.batch_function];
-    if (kind->in_flight) {
+    if (kind->in_flight >= max_in_flight_) {
       kind->queue.push_back(me);
     } else {
-      kind->in_flight = true;
+      ++kind->in_flight;
       me->stage = Waiting::Stage::leading;
       leading = true;
     }
@@ -237,7 +237,7 @@ void CoalescedCalls::lead(Kind& kind, const std::shared_ptr<Waiting>& leader,
 void CoalescedCalls::hand_on_lead(Kind& kind, std::vector<std::shared_ptr<fiber::Waker>>& wake) {
   // The calls that queued meanwhile are the next batch, led by the first of them.
   if (kind.queue.empty()) {
-    kind.in_flight = false;
+    --kind.in_flight;
     return;
   }
   auto next = std::move(kind.queue.front());

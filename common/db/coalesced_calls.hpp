@@ -1,9 +1,16 @@
 // Coalesced commits: the calls of concurrent requests to the same function go
 // to PostgreSQL together, one round trip and one commit for a batch, each request with its own
-// answer. No timer: a call that finds none of its kind in flight runs alone at once; the calls
-// that arrive while one is in flight queue, and when it returns the first of them runs the whole
-// queue (up to `max_batch`) as one call of the function's batch form, as PostgreSQL's own group
-// commit takes the commits that queued behind the one being flushed.
+// answer. No timer: a call that finds fewer than `max_in_flight` of its kind in flight runs alone
+// at once; the calls that arrive while that many are in flight queue, and when one returns the
+// first of them runs the whole queue (up to `max_batch`) as one call of the function's batch form,
+// as PostgreSQL's own group commit takes the commits that queued behind the one being flushed.
+//
+// Why more than one in flight: a batch's round trip ends with its commit's WAL flush, and with one
+// batch in flight the next cannot start before that flush is over, so at a few dozen connections
+// the API waits on flush latency while the database has cores and connections to spare. A second
+// batch runs its statements while the first is flushed, and PostgreSQL's group commit flushes the
+// two commits together. Each batch in flight holds one pooled connection, so the bound (per batch
+// function) must leave the pool room for everything else.
 //
 // A batch form takes each argument of the single function as an array (one element per request,
 // in order) and returns, per request, rows of: its 1-based ordinal, the SQLSTATE the single
@@ -59,8 +66,10 @@ std::string_view fallback_label(CoalescedFallback cause);
 
 class CoalescedCalls {
  public:
-  // `max_batch` 1 turns coalescing off.
-  explicit CoalescedCalls(std::size_t max_batch) : max_batch_(max_batch == 0 ? 1 : max_batch) {}
+  // `max_batch` 1 turns coalescing off; `max_in_flight` bounds the calls and batches of one
+  // batch function running at once (at least 1).
+  explicit CoalescedCalls(std::size_t max_batch, std::size_t max_in_flight = 1)
+      : max_batch_(max_batch == 0 ? 1 : max_batch), max_in_flight_(max_in_flight == 0 ? 1 : max_in_flight) {}
 
   // A request's rows: those of its single call, or its own rows of a batch, where the single
   // function's columns start at `first_column`.
@@ -88,8 +97,8 @@ class CoalescedCalls {
  private:
   struct Waiting;
   using Batch = std::vector<std::shared_ptr<Waiting>>;
-  struct Kind {  // the calls of one batch function
-    bool in_flight = false;
+  struct Kind {                 // the calls of one batch function
+    std::size_t in_flight = 0;  // calls and batches running, at most max_in_flight_
     std::deque<std::shared_ptr<Waiting>> queue;
     std::uint64_t batches = 0;
     std::uint64_t batched_calls = 0;
@@ -110,10 +119,12 @@ class CoalescedCalls {
   // cannot happen) without leaving a batch unanswered or the lead with nobody; the wakers to wake
   // once the mutex is released go to `wake`.
   void leave(Kind& kind, Waiting& me, std::vector<std::shared_ptr<fiber::Waker>>& wake);
-  // The mutex held: the next queued call leads, or nothing is in flight.
+  // The mutex held: the next queued call leads in the place of the one that ended, or that
+  // place is free.
   void hand_on_lead(Kind& kind, std::vector<std::shared_ptr<fiber::Waker>>& wake);
 
   const std::size_t max_batch_;
+  const std::size_t max_in_flight_;
   mutable std::mutex mutex_;
   std::map<std::string, Kind> kinds_;
 };

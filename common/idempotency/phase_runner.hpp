@@ -48,6 +48,8 @@ struct RunnerOptions {
   // Calls with a batch form (db::Call::batch_function) of concurrent requests share one round trip
   // and one commit, at most this many (db::CoalescedCalls); 1 runs each alone.
   std::size_t max_coalesced_calls = 64;
+  // Calls or batches of one batch function running at once; the others queue for the next batch.
+  std::size_t max_coalesced_in_flight = 1;
   std::chrono::milliseconds retry_jitter{20};
   AfterCommitHook after_commit;
 };
@@ -55,7 +57,9 @@ struct RunnerOptions {
 class PhaseRunner {
  public:
   PhaseRunner(db::ConnectionPool& pool, RunnerOptions options = {})
-      : pool_(pool), options_(std::move(options)), coalesced_(options_.max_coalesced_calls) {}
+      : pool_(pool),
+        options_(std::move(options)),
+        coalesced_(options_.max_coalesced_calls, options_.max_coalesced_in_flight) {}
 
   // `key` must be locked by us (from begin_key or acquire_key_by_id). Runs phases until a Response, a transient
   // failure, a lost lock or an error. Rethrows SimulatedCrash. With `section` (from begin_key):

@@ -48,11 +48,14 @@ struct CoalescedRequestsFixture : ApiFixture {
     BOOST_REQUIRE_MESSAGE(wait_for_port(metrics_port, 5s), "no metrics port: " << api->output());
   }
 
-  // Twelve requests of one rider at once: above the default per-rider bound of 8.
+  // Twelve requests of one rider at once: above the default per-rider bound of 8. One call of a
+  // kind in flight, so that every other request queues behind the first one held at its lock
+  // (two in flight are coalesced_calls_test's).
   EnvChanges settings(const std::string& max_batch = "64") const {
     return {{"METRICS_PORT", std::to_string(metrics_port)},
             {"API_MAX_IN_FLIGHT_PER_USER", "64"},
-            {"DATABASE_MAX_BATCH", max_batch}};
+            {"DATABASE_MAX_BATCH", max_batch},
+            {"DATABASE_BATCHES_IN_FLIGHT", "1"}};
   }
 
   std::string waiting_for_audit_lock() {

@@ -396,6 +396,42 @@ BOOST_AUTO_TEST_CASE(the_cap_splits_a_long_queue_into_batches_led_in_turn) {
   BOOST_TEST(done() == "1,2,3,4,5,6");
 }
 
+BOOST_AUTO_TEST_CASE(two_in_flight_run_side_by_side_and_the_calls_after_them_queue_for_a_batch) {
+  rr::db::CoalescedCalls calls(64, 2);
+  holder_exec("SELECT pg_advisory_unlock(8)");
+  Got first, second;
+  std::vector<Got> got(3);
+  std::vector<std::function<void()>> bodies{request(calls, 1, first), request(calls, 2, second)};
+  for (std::size_t i = 0; i < got.size(); ++i) bodies.push_back(request(calls, static_cast<int>(i) + 3, got[i]));
+  bodies.push_back([&] {
+    // Both first calls reached PostgreSQL (each waits there for lock 7); only the three after them queue.
+    BOOST_TEST(calls.totals()["echo_many"].queued == 3u);
+    // This database's waiters only: pg_locks lists every database's, and a run that was killed
+    // leaves its backends waiting a moment.
+    wait_until_true(
+        "SELECT count(*) = 2 FROM pg_locks WHERE locktype = 'advisory' AND objid = 7 AND NOT granted "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
+    holder_exec("SELECT pg_advisory_unlock(7)");
+  });
+  run_fibers(bodies);
+
+  BOOST_REQUIRE(first.answer.has_value());
+  BOOST_REQUIRE(second.answer.has_value());
+  BOOST_TEST(first.value() == 10);
+  BOOST_TEST(second.value() == 20);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    BOOST_REQUIRE(got[i].answer.has_value());
+    BOOST_TEST(got[i].value() == static_cast<int>(i + 3) * 10);
+  }
+  auto totals = calls.totals()["echo_many"];
+  // Each of the two that end hands the lead on: the first led takes the queue (one batch of
+  // three), unless the second was handed the lead before it ran (a batch of two and one alone).
+  BOOST_TEST(totals.batches == 1u);
+  BOOST_TEST((totals.batched_calls == 2u || totals.batched_calls == 3u));
+  BOOST_TEST(totals.queued == 0u);
+  BOOST_TEST(done() == "1,2,3,4,5");
+}
+
 BOOST_AUTO_TEST_CASE(with_nothing_in_flight_or_off_a_fiber_a_call_runs_alone_at_once) {
   pqxx::nontransaction(holder).exec("SELECT pg_advisory_unlock(7), pg_advisory_unlock(8)");
   rr::db::CoalescedCalls calls(64);
