@@ -1,0 +1,221 @@
+"""The members of scripts/cluster.sh's cluster that both shapes share (PgBouncer, HAProxy, the
+stand-in provider, api1/api2, the enqueuers, the completers, the reapers): how each one starts
+(its command line, the user it runs as, its exact environment, its readiness), and how any member
+stops (its graceful signal, a bound, then kill -9). Each starts detached, in a session of its own,
+so that it outlives the command line that started it; its pid file in DIR/pids/ is how the next
+command finds it. (etcd and Patroni, the HA shape's own, start in scripts/cluster.sh; they stop
+here like every member.)"""
+
+import os
+import signal
+import time
+
+from . import haproxy, pgbouncer
+from .clusterdir import HAPROXY_SOURCE, ClusterError, pid_running, say
+from .process import Process, http_status
+
+# Seconds a member gets after its graceful signal before kill -9, beyond its settings.
+FIXED_BOUNDS = {"haproxy": 35,   # hard-stop-after 30s in deploy/haproxy.cfg
+                "pgbouncer": 15,
+                "patroni": 40}   # a leader demotes, then PostgreSQL's fast shutdown and a checkpoint
+SIGNALS = {"pgbouncer": signal.SIGINT,  # safe shutdown: waits for transactions in progress
+           "haproxy": signal.SIGUSR1}   # soft stop: stops listening, finishes requests in progress
+BINARIES = {"api": "rocket-rides-api", "enqueuer": "rocket-rides-enqueuer", "completer": "rocket-rides-completer",
+            "reaper": "rocket-rides-reaper", "stripe-mock": "rocket-rides-stripe-mock"}
+
+
+def kind(name):
+    """api1 -> api, reaper2 -> reaper, stripe-mock -> stripe-mock."""
+    return name.rstrip("0123456789")
+
+
+def launch(cluster, name, argv, env, user=None):
+    """Starts argv as `user` (when we are root) with exactly `env`, detached, its output appended
+    to DIR/logs/NAME.log; records its pid. setpriv execs in place: the pid is the member's."""
+    if user and os.getuid() == 0:
+        argv = ["setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups"] + list(argv)
+    header = "==== %s started %s ====" % (name, time.strftime("%Y-%m-%d %H:%M:%S"))
+    process = Process(name, argv, env, cluster.file("logs"), detached=True, header=header).start()
+    cluster.record_pid(name, process.proc.pid)
+    return process
+
+
+def _exited(cluster, name):
+    say("%s exited at start; the end of logs/%s.log:" % (name, name))
+    cluster.log_tail(name)
+    return ClusterError()  # said already
+
+
+def wait_http(cluster, name, process, url, seconds):
+    """Until url answers 2xx or 3xx; fails at once if the member has exited."""
+    port, _, path = url.split("://", 1)[1].partition("/")
+    port = int(port.rsplit(":", 1)[1])
+    for _ in range(int(seconds * 10)):
+        if not process.alive():
+            raise _exited(cluster, name)
+        if 200 <= http_status(port, "/" + path) < 400:
+            return
+        time.sleep(0.1)
+    say("%s did not answer %s within %d s; the end of logs/%s.log:" % (name, url, seconds, name))
+    cluster.log_tail(name)
+    raise ClusterError()
+
+
+def wait_alive(cluster, name, process):
+    """For the daemons without a port: still running after a moment (a bad setting exits at once)."""
+    time.sleep(0.3)
+    if not process.alive():
+        raise _exited(cluster, name)
+
+
+def start_pgbouncer(cluster):
+    directory = cluster.file("pgbouncer")
+    process = launch(cluster, "pgbouncer", pgbouncer.argv(directory), cluster.base_env(pgbouncer.HOME),
+                     user=pgbouncer.USER)
+    port = cluster.port("PGBOUNCER_PORT")
+    # A deadline, not a count of tries: a query PgBouncer cannot pass waits in it for a server.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if not process.alive():
+            raise _exited(cluster, "pgbouncer")
+        if pgbouncer.passes_queries(port, timeout=max(1.0, deadline - time.monotonic())):
+            return
+        time.sleep(0.1)
+    say("pgbouncer does not pass queries to PostgreSQL after 10 s; the end of logs/pgbouncer.log:")
+    cluster.log_tail("pgbouncer")
+    raise ClusterError()
+
+
+def start_haproxy(cluster):
+    postgres = None
+    if cluster.ha:
+        # And the PostgreSQL leader's port (deploy/haproxy-postgres.cfg), in the same process.
+        postgres = (cluster.port("PG_PORT"), [(cluster.node_address(n), cluster.port("NODE%d_PG_PORT" % n),
+                                               cluster.port("NODE%d_REST_PORT" % n)) for n in (1, 2, 3)])
+    env = dict(cluster.base_env("/"), **haproxy.env(
+        cluster.port("HAPROXY_PORT"), cluster.port("HAPROXY_STATS_PORT"),
+        [cluster.port("API1_PORT"), cluster.port("API2_PORT")], cluster.conf.get("HAPROXY_SOURCE", HAPROXY_SOURCE),
+        postgres))
+    process = launch(cluster, "haproxy", haproxy.argv(postgres is not None), env)
+    wait_http(cluster, "haproxy", process, haproxy.health_url(cluster.port("HAPROXY_STATS_PORT")), 10)
+
+
+def start_daemon(cluster, name):
+    """The stand-in provider, an API, an enqueuer, a completer or a reaper, with the settings
+    recorded in DIR/app.env."""
+    env = cluster.app_env()
+    what = kind(name)
+    if what == "stripe-mock":
+        env["PORT"] = cluster.conf["MOCK_PORT"]
+    elif what == "api":
+        env["PORT"] = cluster.conf[name.upper() + "_PORT"]
+    elif what == "enqueuer":
+        # LISTEN needs a session of its own: straight to PostgreSQL, not through PgBouncer.
+        env["LISTEN_DATABASE_URL"] = cluster.direct_url()
+    process = launch(cluster, name, [cluster.bin(BINARIES[what])], env)
+    if what == "stripe-mock":
+        wait_http(cluster, name, process, "http://127.0.0.1:%s/_mock/stats" % env["PORT"], 20)
+    elif what == "api":
+        wait_http(cluster, name, process, "http://127.0.0.1:%s/healthz" % env["PORT"], 30)
+        # Back in service only once HAProxy sends it traffic again.
+        if cluster.member_pid("haproxy") is not None:
+            wait_haproxy_up(cluster, name, 20)
+    else:
+        wait_alive(cluster, name, process)
+
+
+def start_member(cluster, name):
+    """Starts one member as `start` did; a member already running is left as it is."""
+    pid = cluster.member_pid(name)
+    if pid is not None:
+        say("%s already running (pid %d)" % (name, pid))
+        return
+    if name == "pgbouncer":
+        start_pgbouncer(cluster)
+    elif name == "haproxy":
+        start_haproxy(cluster)
+    elif kind(name) in BINARIES:
+        start_daemon(cluster, name)
+    else:
+        raise ClusterError("no start here for %s (etcd and Patroni start in scripts/cluster.sh)" % name)
+
+
+def wait_haproxy_up(cluster, name, seconds=20):
+    stats = cluster.port("HAPROXY_STATS_PORT")
+    if not haproxy.wait_up(stats, name, seconds):
+        say("HAProxy does not report %s UP after %d s (it says: %s)" % (name, seconds, haproxy.state(stats, name)))
+        raise ClusterError()
+
+
+def wait_haproxy_out(cluster, name):
+    if cluster.member_pid("haproxy") is None:
+        return
+    stats = cluster.port("HAPROXY_STATS_PORT")
+    if not haproxy.wait_out(stats, name, 5):
+        say("HAProxy still reports %s as %s 5 s after it stopped" % (name, haproxy.state(stats, name)))
+        raise ClusterError()
+
+
+def stop_bound(cluster, name):
+    what = kind(name)
+    if what == "api":
+        return int(cluster.setting("SHUTDOWN_DRAIN", "2")) + int(cluster.setting("SHUTDOWN_TIMEOUT", "25")) + 5
+    if what in ("enqueuer", "completer", "reaper"):
+        return int(cluster.setting("SHUTDOWN_TIMEOUT", "25")) + 5
+    return FIXED_BOUNDS.get(what, 10)
+
+
+def wait_gone(pid, seconds):
+    for _ in range(int(seconds * 10)):
+        if not pid_running(pid):
+            return True
+        time.sleep(0.1)
+    return not pid_running(pid)
+
+
+def stop_members(cluster, names, kill9=False):
+    """Signals them all (kill9: SIGKILL at once), then waits for each within its bound and kills
+    what is left. Never returns while one of them still runs."""
+    pids = {}
+    for name in names:
+        pid = cluster.member_pid(name)
+        if pid is None:
+            continue
+        pids[name] = pid
+        try:
+            os.kill(pid, signal.SIGKILL if kill9 else SIGNALS.get(name, signal.SIGTERM))
+        except OSError:
+            pass
+    for name in names:
+        pid = pids.get(name)
+        if pid is not None and not wait_gone(pid, 10 if kill9 else stop_bound(cluster, name)):
+            say("%s (pid %d) did not stop within %d s: kill -9" % (name, pid, stop_bound(cluster, name)))
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            if not wait_gone(pid, 10):
+                say("%s (pid %d) survives kill -9" % (name, pid))
+        try:
+            os.remove(cluster.pid_file(name))
+        except OSError:
+            pass
+
+
+def stop_member(cluster, name, kill9=False):
+    """Returns once it has exited and, for an API, HAProxy has taken it out of rotation."""
+    stop_members(cluster, [name], kill9)
+    if kind(name) == "api":
+        wait_haproxy_out(cluster, name)
+
+
+def status_lines(cluster):
+    """One line per member: its pid or "stopped", and for an API HAProxy's view of it."""
+    lines = []
+    for name in cluster.members:
+        extra = ""
+        if kind(name) == "api":
+            extra = " haproxy=" + haproxy.state(cluster.port("HAPROXY_STATS_PORT"), name).replace(" ", "_")
+        pid = cluster.member_pid(name)
+        lines.append("%s running pid=%d%s" % (name, pid, extra) if pid is not None else "%s stopped%s" % (name, extra))
+    return lines
