@@ -10,9 +10,9 @@ import os
 import signal
 import time
 
-from . import haproxy, pgbouncer
+from . import daemons, haproxy, pgbouncer, provider
 from .clusterdir import HAPROXY_SOURCE, ClusterError, pid_running, say
-from .process import Process, http_status
+from .process import HarnessError, Process, http_status
 
 # Seconds a member gets after its graceful signal before kill -9, beyond its settings.
 FIXED_BOUNDS = {"haproxy": 35,   # hard-stop-after 30s in deploy/haproxy.cfg
@@ -29,13 +29,21 @@ def kind(name):
     return name.rstrip("0123456789")
 
 
+def header(name):
+    return "==== %s started %s ====" % (name, time.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def as_user(argv, user):
+    """argv run as `user` when we are root. setpriv execs in place: the pid stays the server's."""
+    if user and os.getuid() == 0:
+        return ["setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups"] + list(argv)
+    return list(argv)
+
+
 def launch(cluster, name, argv, env, user=None):
     """Starts argv as `user` (when we are root) with exactly `env`, detached, its output appended
-    to DIR/logs/NAME.log; records its pid. setpriv execs in place: the pid is the member's."""
-    if user and os.getuid() == 0:
-        argv = ["setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups"] + list(argv)
-    header = "==== %s started %s ====" % (name, time.strftime("%Y-%m-%d %H:%M:%S"))
-    process = Process(name, argv, env, cluster.file("logs"), detached=True, header=header).start()
+    to DIR/logs/NAME.log; records its pid."""
+    process = Process(name, as_user(argv, user), env, cluster.file("logs"), detached=True, header=header(name)).start()
     cluster.record_pid(name, process.proc.pid)
     return process
 
@@ -46,19 +54,15 @@ def _exited(cluster, name):
     return ClusterError()  # said already
 
 
-def wait_http(cluster, name, process, url, seconds):
-    """Until url answers 2xx or 3xx; fails at once if the member has exited."""
-    port, _, path = url.split("://", 1)[1].partition("/")
-    port = int(port.rsplit(":", 1)[1])
-    for _ in range(int(seconds * 10)):
-        if not process.alive():
-            raise _exited(cluster, name)
-        if 200 <= http_status(port, "/" + path) < 400:
-            return
-        time.sleep(0.1)
-    say("%s did not answer %s within %d s; the end of logs/%s.log:" % (name, url, seconds, name))
-    cluster.log_tail(name)
-    raise ClusterError()
+def wait_http(cluster, name, process, port, path, seconds):
+    """Until GET path on port answers 2xx or 3xx; fails at once if the member has exited."""
+    try:
+        process.wait_ready(lambda: 200 <= http_status(port, path) < 400, "answer GET %s on port %d" % (path, port),
+                           seconds, interval=0.1)
+    except HarnessError as error:
+        say("%s; the end of logs/%s.log:" % (str(error).split(";")[0].split(" (log:")[0], name))
+        cluster.log_tail(name)
+        raise ClusterError() from None
 
 
 def wait_alive(cluster, name, process):
@@ -97,26 +101,32 @@ def start_haproxy(cluster):
         [cluster.port("API1_PORT"), cluster.port("API2_PORT")], cluster.conf.get("HAPROXY_SOURCE", HAPROXY_SOURCE),
         postgres))
     process = launch(cluster, "haproxy", haproxy.argv(postgres is not None), env)
-    wait_http(cluster, "haproxy", process, haproxy.health_url(cluster.port("HAPROXY_STATS_PORT")), 10)
+    wait_http(cluster, "haproxy", process, cluster.port("HAPROXY_STATS_PORT"), haproxy.HEALTH_PATH, 10)
 
 
 def start_daemon(cluster, name):
-    """The stand-in provider, an API, an enqueuer, a completer or a reaper, with the settings
-    recorded in DIR/app.env."""
+    """The stand-in provider, an API, an enqueuer, a completer or a reaper (started as provider.py
+    and daemons.py start them), with the settings recorded in DIR/app.env."""
     env = cluster.app_env()
     what = kind(name)
+    logs = cluster.file("logs")
     if what == "stripe-mock":
-        env["PORT"] = cluster.conf["MOCK_PORT"]
+        process = provider.start(cluster.conf["BIN_DIR"], env, logs, port=cluster.port("MOCK_PORT"), name=name,
+                                 wait=False, detached=True, header=header(name))
     elif what == "api":
-        env["PORT"] = cluster.conf[name.upper() + "_PORT"]
-    elif what == "enqueuer":
-        # LISTEN needs a session of its own: straight to PostgreSQL, not through PgBouncer.
-        env["LISTEN_DATABASE_URL"] = cluster.direct_url()
-    process = launch(cluster, name, [cluster.bin(BINARIES[what])], env)
+        process = daemons.start_api(cluster.bin(BINARIES[what]), env, logs, name, cluster.port(name.upper() + "_PORT"),
+                                    wait=False, detached=True, header=header(name))
+    else:
+        if what == "enqueuer":
+            # LISTEN needs a session of its own: straight to PostgreSQL, not through PgBouncer.
+            env["LISTEN_DATABASE_URL"] = cluster.direct_url()
+        process = daemons.start_worker(cluster.bin(BINARIES[what]), env, logs, name, detached=True,
+                                       header=header(name))
+    cluster.record_pid(name, process.proc.pid)
     if what == "stripe-mock":
-        wait_http(cluster, name, process, "http://127.0.0.1:%s/_mock/stats" % env["PORT"], 20)
+        wait_http(cluster, name, process, process.port, provider.READY_PATH, 20)
     elif what == "api":
-        wait_http(cluster, name, process, "http://127.0.0.1:%s/healthz" % env["PORT"], 30)
+        wait_http(cluster, name, process, process.port, daemons.API_READY_PATH, 30)
         # Back in service only once HAProxy sends it traffic again.
         if cluster.member_pid("haproxy") is not None:
             wait_haproxy_up(cluster, name, 20)

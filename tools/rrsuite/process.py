@@ -81,7 +81,8 @@ class Process(Readiness):
 
     def __init__(self, name, argv, env, log_dir, port=None, detached=False, header=None):
         """detached: a session of its own and no PR_SET_PDEATHSIG (see the module's docstring).
-        header: the line written to the log before each start, else "==== start N at TIME ===="."""
+        header: the line written to the log before each start ("" for none), else "==== start N
+        at TIME ===="."""
         self.name = name
         self.detached = detached
         self.header = header
@@ -98,10 +99,13 @@ class Process(Readiness):
         # long as the harness.
         assert self.detached or threading.current_thread() is threading.main_thread(), \
             "spawn children from the main thread"
-        header = self.header or "\n==== start %d at %s ====" % (self.starts + 1, time.strftime("%H:%M:%S"))
+        header = self.header
+        if header is None:
+            header = "\n==== start %d at %s ====" % (self.starts + 1, time.strftime("%H:%M:%S"))
         with open(self.log_path, "ab") as log:
-            log.write((header + "\n").encode())
-            log.flush()
+            if header:
+                log.write((header + "\n").encode())
+                log.flush()
             if self.detached:
                 self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
                                              stderr=subprocess.STDOUT, start_new_session=True)
