@@ -1011,12 +1011,8 @@ start_all_ha() {
   say "starting Redis on $REDIS_PORT in $dir/servers"
   mkdir -p "$dir/servers"
   printf 'PG_PORT=%s\nREDIS_PORT=%s\n' "$PG_PORT" "$REDIS_PORT" >"$dir/servers/ports"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
-    --pidfile "$dir/servers/redis.pid" --logfile "$dir/servers/redis.log" --dir "$dir/servers" >/dev/null
-  for _ in $(seq 1 100); do
-    if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then break; fi
-    sleep 0.05
-  done
+  PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server redis "$REDIS_PORT" "$dir/servers" \
+    "$dir/servers/redis.pid" "$dir/servers/redis.log"
 
   say "starting etcd1..3 (clients on $(etcd_endpoints))"
   for n in 1 2 3; do write_etcd_config "$n"; done

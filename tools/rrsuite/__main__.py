@@ -15,7 +15,12 @@ defaults to ROCKET_RIDES_BIN_DIR.
 
   python3 -m rrsuite cluster COMMAND DIR ...
 
-is scripts/cluster.sh's plain shape and its members (cluster_cli.py says which commands)."""
+is scripts/cluster.sh's plain shape and its members (cluster_cli.py says which commands), and
+
+  python3 -m rrsuite server KIND ...
+
+one server (Redis, PgBouncer, HAProxy, the provider, an API, PostgreSQL) for the scripts in bash
+(servers_cli.py)."""
 
 import argparse
 import json
@@ -88,6 +93,9 @@ def main(argv):
     if argv[:1] == ["cluster"]:
         from .cluster_cli import main as cluster_main
         return cluster_main(argv[1:])
+    if argv[:1] == ["server"]:
+        from .servers_cli import main as server_main
+        return server_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python3 -m rrsuite")
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("up", help="start a shape and keep it up until signalled")

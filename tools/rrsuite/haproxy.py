@@ -17,11 +17,13 @@ def argv(postgres=False):
     return ["/usr/sbin/haproxy", "-db"] + files
 
 
-def env(port, stats_port, api_ports, source_address, postgres=None):
-    """The addresses deploy/haproxy.cfg reads; postgres: (frontend port, [(address, pg port,
+def env(port, stats_port, api_ports, source_address=None, postgres=None):
+    """The addresses deploy/haproxy.cfg reads (source_address: the one it connects to the APIs
+    from, if not its host's); postgres: (frontend port, [(address, pg port,
     REST port)] per node) for deploy/haproxy-postgres.cfg."""
-    values = {"FRONTEND_ADDRESS": "127.0.0.1:%d" % port, "STATS_ADDRESS": "127.0.0.1:%d" % stats_port,
-              "BACKEND_SOURCE_ADDRESS": source_address}
+    values = {"FRONTEND_ADDRESS": "127.0.0.1:%d" % port, "STATS_ADDRESS": "127.0.0.1:%d" % stats_port}
+    if source_address:
+        values["BACKEND_SOURCE_ADDRESS"] = source_address
     for i, api_port in enumerate(api_ports, 1):
         values["API%d_ADDRESS" % i] = "127.0.0.1:%d" % api_port
     if postgres:
@@ -33,8 +35,8 @@ def env(port, stats_port, api_ports, source_address, postgres=None):
     return values
 
 
-def health_url(stats_port):
-    return "http://127.0.0.1:%d/healthz" % stats_port
+# On the stats address: answers once HAProxy runs.
+HEALTH_PATH = "/healthz"
 
 
 def state(stats_port, server, section="apis"):

@@ -3,7 +3,7 @@ PostgreSQL: the site file that includes the policy (what is this site's: the dat
 listening port, the socket directory, trust auth on loopback), its command line (as the postgres
 user when we are root: PgBouncer refuses root), its readiness (a query passes through it) and the
 check that the policy in force is the deploy file's (an inclusion gone wrong, such as a second
-[pgbouncer] header, fails silently). scripts/pgbouncer-site.sh is the same for the bench."""
+[pgbouncer] header, fails silently). scripts/cluster.sh and the API bench both start it here."""
 
 import os
 import pwd
