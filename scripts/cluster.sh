@@ -151,10 +151,10 @@ print_env() { rrsuite env "$dir"; }
 capture_settings() { rrsuite capture-settings "$dir"; }
 
 # --- processes: tools/rrsuite -------------------------------------------------------------------
-# How each member both shapes share starts (its command line, user, environment and readiness) and
-# how every member stops are tools/rrsuite's (members.py), and so is the plain shape as a whole
-# (cluster_cli.py): each server's start-up written once outside C++. What stays here: etcd and
-# Patroni (the HA shape's own), the network namespaces, the HA shape's start and commands, and
+# How each member starts (its command line, user, environment, its node's network namespace and
+# its readiness: etcd and Patroni too) and how every member stops are tools/rrsuite's (members.py),
+# and so is the plain shape as a whole (cluster_cli.py): each server's start-up written once
+# outside C++. What stays here: the network namespaces, the HA shape's start and commands, and
 # backups and restore.
 
 rrsuite() {
@@ -198,7 +198,8 @@ record_pid() {
 }
 
 base_env() {
-  # What etcd and Patroni get besides their settings: nothing else leaks in from the caller's shell.
+  # What the daemons' commands run here get besides their settings: nothing else leaks in from the
+  # caller's shell.
   member_env=("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" "LANG=C.UTF-8" "HOME=${1:-/}")
 }
 
@@ -208,27 +209,6 @@ app_env() {
   local -a lines=()
   mapfile -t lines <"$dir/app.env"
   member_env+=("${lines[@]}")
-}
-
-launch() {
-  # launch NAME USER ARGV... (etcd and Patroni): runs ARGV as USER (or as we are, if USER is empty
-  # or we are not root) in a session of its own, with exactly "${member_env[@]}" as its
-  # environment and its output appended to DIR/logs/NAME.log; records its pid. setsid, setpriv
-  # and env each exec in place (a background job of a script is no process group leader), so $!
-  # is the member itself.
-  local name=$1 user=$2
-  shift 2
-  local log=$dir/logs/$name.log
-  local -a prefix=(setsid)
-  # In a node's network namespace (--netns), entered through its holder process (node_netns):
-  # nsenter execs in place too.
-  if [ -n "${launch_netns:-}" ]; then prefix+=(nsenter "--net=/proc/$launch_netns/ns/net" --); fi
-  if [ -n "$user" ] && [ "$(id -u)" -eq 0 ]; then
-    prefix+=(setpriv "--reuid=$user" "--regid=$user" --init-groups)
-  fi
-  echo "==== $name started $(date '+%F %T') ====" >>"$log"
-  "${prefix[@]}" env -i "${member_env[@]}" "$@" </dev/null >>"$log" 2>&1 &
-  record_pid "$name" "$!"
 }
 
 log_tail() { tail -n 15 "$dir/logs/$1.log" 2>/dev/null | sed 's/^/    /' >&2 || true; }
@@ -253,28 +233,7 @@ check_apis_through_haproxy() { rrsuite check-apis "$dir"; }
 # of rotation.
 stop_member() { rrsuite stop-member "$dir" "$1" ${2:+"$2"}; }
 
-wait_alive() {
-  # For etcd: still running after a moment (a bad setting exits at once).
-  sleep 0.3
-  member_pid "$1" >/dev/null && return 0
-  say "$1 exited at start; the end of logs/$1.log:"
-  log_tail "$1"
-  return 1
-}
-
-start_member() {
-  local name=$1 pid
-  case "$name" in
-    etcd[123] | patroni[123])
-      if pid=$(member_pid "$name"); then
-        say "$name already running (pid $pid)"
-        return 0
-      fi
-      case "$name" in etcd*) start_etcd "${name#etcd}" ;; *) start_patroni "${name#patroni}" ;; esac
-      ;;
-    *) rrsuite start-member "$dir" "$name" ;;
-  esac
-}
+start_member() { rrsuite start-member "$dir" "$1"; }
 
 wait_gone() {
   local pid=$1 tries=$(($2 * 10))
@@ -663,39 +622,6 @@ write_patroni_config() {
     "$node_dir/pgbackrest"
   if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$node_dir" "$dir/patroni/n$n.yml"; fi
   chmod 700 "$node_dir"
-}
-
-start_etcd() {
-  local n=$1
-  base_env /
-  launch_netns=$(node_netns "$n")
-  launch "etcd$n" "" /usr/bin/etcd --config-file "$dir/etcd/etcd$n.yml"
-  launch_netns=""
-  # A lone member cannot answer until a majority is up: `start` waits for the three together.
-  wait_alive "etcd$n"
-}
-
-start_patroni() {
-  local n=$1
-  base_env /var/lib/postgresql
-  launch_netns=$(node_netns "$n")
-  # Debian's Patroni through deploy/patroni-run.py: the leader-key fix of Patroni 3.0.3 on 3.0.2.
-  launch "patroni$n" postgres /usr/bin/python3 "$repo/deploy/patroni-run.py" "$dir/patroni/n$n.yml"
-  launch_netns=""
-  # Up once its REST API answers (any status: a replica answers 503 on /).
-  local _
-  for _ in $(seq 1 300); do
-    if ! member_pid "patroni$n" >/dev/null; then
-      say "patroni$n exited at start; the end of logs/patroni$n.log:"
-      log_tail "patroni$n"
-      return 1
-    fi
-    if curl -s -o /dev/null --max-time 1 "$(rest_url "$n")/health"; then return 0; fi
-    sleep 0.1
-  done
-  say "patroni$n's REST API did not answer within 30 s; the end of logs/patroni$n.log:"
-  log_tail "patroni$n"
-  return 1
 }
 
 cluster_json() {
@@ -1103,12 +1029,6 @@ status() {
   fi
 }
 
-is_member() {
-  local m
-  for m in "${members[@]}"; do [ "$m" = "$1" ] && return 0; done
-  die "unknown member ${1:-} (one of: ${members[*]})"
-}
-
 case "$cmd" in
   start)
     mkdir -p "$dir"
@@ -1129,9 +1049,8 @@ case "$cmd" in
       stop) stop_all ;;
       env) print_env ;;
       status) status ;;
-      start-member) load_conf; is_member "${1:-}"; start_member "$1" ;;
-      stop-member) load_conf; is_member "${1:-}"; stop_member "$1" "${2:-}" ;;
-      restart) load_conf; is_member "${1:-}"; stop_member "$1"; start_member "$1" ;;
+      start-member | restart) rrsuite "$cmd" "$dir" "${1:-}" ;;
+      stop-member) rrsuite stop-member "$dir" "${1:-}" ${2:+"$2"} ;;
       rolling-restart) rolling_restart ;;
       leader) load_conf; need_ha; leader_name ;;
       failover | switchover) load_conf; need_ha; change_leader "$cmd" "$@" ;;

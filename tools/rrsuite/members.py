@@ -1,10 +1,10 @@
-"""The members of scripts/cluster.sh's cluster that both shapes share (PgBouncer, HAProxy, the
-stand-in provider, api1/api2, the enqueuers, the completers, the reapers): how each one starts
-(its command line, the user it runs as, its exact environment, its readiness), and how any member
-stops (its graceful signal, a bound, then kill -9). Each starts detached, in a session of its own,
-so that it outlives the command line that started it; its pid file in DIR/pids/ is how the next
-command finds it. (etcd and Patroni, the HA shape's own, start in scripts/cluster.sh; they stop
-here like every member.)"""
+"""The members of scripts/cluster.sh's cluster (PgBouncer, HAProxy, the stand-in provider,
+api1/api2, the enqueuers, the completers, the reapers; in the HA shape also etcd1..3 and
+patroni1..3): how each one starts (its command line, the user it runs as, its exact environment,
+the network namespace of its node with --netns, its readiness), and how any member stops (its
+graceful signal, a bound, then kill -9). Each starts detached, in a session of its own, so that it
+outlives the command line that started it; its pid file in DIR/pids/ is how the next command
+finds it."""
 
 import os
 import signal
@@ -12,6 +12,7 @@ import time
 
 from . import daemons, haproxy, pgbouncer, provider
 from .clusterdir import HAPROXY_SOURCE, ClusterError, pid_running, say
+from .paths import REPO
 from .process import HarnessError, Process, http_status
 
 # Seconds a member gets after its graceful signal before kill -9, beyond its settings.
@@ -40,10 +41,25 @@ def as_user(argv, user):
     return list(argv)
 
 
-def launch(cluster, name, argv, env, user=None):
+def node_netns(cluster, n):
+    """The pid of node n's namespace holder (--netns: a process cluster.sh leaves in it), through
+    which a member enters that namespace; None without --netns."""
+    if not cluster.conf.get("NETNS_PREFIX"):
+        return None
+    holder = cluster.member_pid("netns-n%d" % n)
+    if holder is None:
+        raise ClusterError("the holder of node n%d's network namespace is gone (stop and start the cluster)" % n)
+    return holder
+
+
+def launch(cluster, name, argv, env, user=None, netns=None):
     """Starts argv as `user` (when we are root) with exactly `env`, detached, its output appended
-    to DIR/logs/NAME.log; records its pid."""
-    process = Process(name, as_user(argv, user), env, cluster.file("logs"), detached=True, header=header(name)).start()
+    to DIR/logs/NAME.log, inside the network namespace of holder pid `netns` if given (nsenter
+    execs in place, as setpriv does: the pid is the member's); records its pid."""
+    argv = as_user(argv, user)
+    if netns:
+        argv = ["nsenter", "--net=/proc/%d/ns/net" % netns, "--"] + argv
+    process = Process(name, argv, env, cluster.file("logs"), detached=True, header=header(name)).start()
     cluster.record_pid(name, process.proc.pid)
     return process
 
@@ -134,6 +150,31 @@ def start_daemon(cluster, name):
         wait_alive(cluster, name, process)
 
 
+def start_etcd(cluster, n):
+    name = "etcd%d" % n
+    process = launch(cluster, name, ["/usr/bin/etcd", "--config-file", cluster.file("etcd", name + ".yml")],
+                     cluster.base_env("/"), netns=node_netns(cluster, n))
+    # A lone member cannot answer until a majority is up: `start` waits for the three together.
+    wait_alive(cluster, name, process)
+
+
+def start_patroni(cluster, n):
+    """Debian's Patroni through deploy/patroni-run.py (the leader-key fix of Patroni 3.0.3 on
+    3.0.2), as postgres; up once its REST API answers (any status: a replica answers 503)."""
+    name = "patroni%d" % n
+    process = launch(cluster, name, ["/usr/bin/python3", os.path.join(REPO, "deploy", "patroni-run.py"),
+                                     cluster.file("patroni", "n%d.yml" % n)],
+                     cluster.base_env("/var/lib/postgresql"), user="postgres", netns=node_netns(cluster, n))
+    address, port = cluster.node_address(n), cluster.port("NODE%d_REST_PORT" % n)
+    try:
+        process.wait_ready(lambda: http_status(port, "/health", host=address, timeout=1) != 0,
+                           "answer on its REST API", 30, interval=0.1)
+    except HarnessError as error:
+        say("%s; the end of logs/%s.log:" % (str(error).split(";")[0].split(" (log:")[0], name))
+        cluster.log_tail(name)
+        raise ClusterError() from None
+
+
 def start_member(cluster, name):
     """Starts one member as `start` did; a member already running is left as it is."""
     pid = cluster.member_pid(name)
@@ -146,8 +187,12 @@ def start_member(cluster, name):
         start_haproxy(cluster)
     elif kind(name) in BINARIES:
         start_daemon(cluster, name)
+    elif kind(name) == "etcd":
+        start_etcd(cluster, int(name[-1]))
+    elif kind(name) == "patroni":
+        start_patroni(cluster, int(name[-1]))
     else:
-        raise ClusterError("no start here for %s (etcd and Patroni start in scripts/cluster.sh)" % name)
+        raise ClusterError("no start for %s" % name)
 
 
 def wait_haproxy_up(cluster, name, seconds=20):
