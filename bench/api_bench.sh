@@ -67,8 +67,6 @@ done
 
 # shellcheck source=bench/ports.sh
 . bench/ports.sh
-# shellcheck source=scripts/pgbouncer-site.sh
-. scripts/pgbouncer-site.sh
 # shellcheck source=bench/lib/servers.sh
 . bench/lib/servers.sh
 # shellcheck source=bench/lib/cpu.sh

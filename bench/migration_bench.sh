@@ -22,10 +22,11 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-mkdir "$dir/pg" && chown postgres "$dir/pg"
-runuser -u postgres -- "$pgbin/initdb" -D "$dir/pg" -A trust -U postgres >/dev/null
-runuser -u postgres -- "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/pg/log" -w start \
-  -o "-p $port -k $dir/pg -c listen_addresses=127.0.0.1 -c shared_buffers=256MB -c max_wal_size=4GB" >/dev/null
+# initdb and pg_ctl start as tools/rrsuite runs them (postgres.py), with this bench's own settings.
+rrsuite_server() { PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
+rrsuite_server postgres-init "$dir/pg" "$dir/initdb.log"
+rrsuite_server postgres-start "$dir/pg" "$dir/pg/log" 60 \
+  "-p $port -k $dir/pg -c listen_addresses=127.0.0.1 -c shared_buffers=256MB -c max_wal_size=4GB"
 export PGOPTIONS="-c client_min_messages=warning"
 psql=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres)
 "${psql[@]}" -c "CREATE DATABASE rocket_rides"

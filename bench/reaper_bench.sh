@@ -25,7 +25,10 @@ chmod 755 "$dir"  # the servers run as postgres when we are root
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  # Not this shell's children (started detached): until each is gone.
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  done
   scripts/local-servers.sh stop "$dir/servers" >/dev/null || true
   rm -rf "$dir"
 }
@@ -43,13 +46,14 @@ eval "$(scripts/local-servers.sh start "$dir/servers")"
 "$bin/rocket-rides-api" migrate >/dev/null 2>&1
 token=$("$bin/rocket-rides-api" user create --email bench@rocketrides.example --stripe-customer cus_bench 2>/dev/null)
 
+# The stand-in and the API as tools/rrsuite starts them (servers_cli.py), detached; each prints
+# its pid.
+rrsuite_server() { PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
 mock_port=$(pick_port)
-PORT=$mock_port STRIPE_API_KEY=sk_bench "$bin/rocket-rides-stripe-mock" >"$dir/mock.log" 2>&1 &
-pids+=($!)
+pids+=("$(STRIPE_API_KEY=sk_bench rrsuite_server provider "$bin" "$mock_port" "$dir/mock.log")")
 api_port=$(pick_port)
-PORT=$api_port STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench \
-  "$bin/rocket-rides-api" >"$dir/api.log" 2>&1 &
-pids+=($!)
+pids+=("$(STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench rrsuite_server api "$bin" "$api_port" \
+  "$dir/api.log")")
 wait_port "$mock_port"
 wait_port "$api_port"
 

@@ -83,10 +83,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 local_servers=$repo/scripts/local-servers.sh
 members=(pgbouncer haproxy stripe-mock api1 api2 enqueuer1 enqueuer2 completer1 completer2 reaper)
 app_members=(api1 api2 enqueuer1 enqueuer2 completer1 completer2 reaper)
-# HAProxy's own address toward the APIs (deploy/haproxy.cfg's BACKEND_SOURCE_ADDRESS; Linux routes
-# all of 127.0.0.0/8 to lo), and the only one the APIs trust with X-Forwarded-For: every other
-# local client connects from 127.0.0.1 and must not pick its address with a header.
-haproxy_source=127.0.0.80
+
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -147,73 +144,27 @@ load_conf() {
   if [ "${HA:-}" = 1 ]; then ha_members; fi
 }
 
-direct_url() { echo "postgresql://postgres@127.0.0.1:${PG_PORT}/rocket_rides"; }
-pooled_url() { echo "postgresql://postgres@127.0.0.1:${PGBOUNCER_PORT}/rocket_rides"; }
 
-print_env() {
-  load_conf
-  local token=""
-  [ -f "$dir/token" ] && token=$(cat "$dir/token")
-  printf 'export %s=%q\n' \
-    API_URL "http://127.0.0.1:${HAPROXY_PORT}" \
-    DATABASE_URL "$(pooled_url)" \
-    DIRECT_DATABASE_URL "$(direct_url)" \
-    REDIS_URL "redis://127.0.0.1:${REDIS_PORT}/0" \
-    DATABASE_PREPARED_STATEMENTS off \
-    ROCKET_RIDES_TOKEN "$token" \
-    API1_ADDRESS "127.0.0.1:${API1_PORT}" \
-    API2_ADDRESS "127.0.0.1:${API2_PORT}" \
-    HAPROXY_PORT "$HAPROXY_PORT" \
-    HAPROXY_STATS_URL "http://127.0.0.1:${HAPROXY_STATS_PORT}/stats" \
-    HAPROXY_SOURCE_ADDRESS "$haproxy_source" \
-    PGBOUNCER_PORT "$PGBOUNCER_PORT" \
-    PG_PORT "$PG_PORT" \
-    REDIS_PORT "$REDIS_PORT" \
-    STRIPE_API_BASE "http://127.0.0.1:${MOCK_PORT}" \
-    STRIPE_MOCK_PORT "$MOCK_PORT" \
-    CLUSTER_DIR "$dir" \
-    LOCAL_SERVERS_DIR "$dir/servers"
+# The export lines and DIR/app.env (the daemons' settings from this environment, with the
+# cluster's defaults: tools/rrsuite/cluster_cli.py's capture_settings says which).
+print_env() { rrsuite env "$dir"; }
+capture_settings() { rrsuite capture-settings "$dir"; }
+
+# --- processes: tools/rrsuite -------------------------------------------------------------------
+# How each member starts (its command line, user, environment, its node's network namespace and
+# its readiness: etcd and Patroni too) and how every member stops are tools/rrsuite's (members.py),
+# and so is the plain shape as a whole (cluster_cli.py): each server's start-up written once
+# outside C++. What stays here: the network namespaces, the HA shape's start and commands, and
+# backups and restore.
+
+rrsuite() {
+  # rrsuite COMMAND DIR ARGS...: python3 -m rrsuite cluster COMMAND DIR ARGS... During a restore
+  # its lines say how far in it is, as ours do.
+  local since=""
+  if [ -n "${say_clock:-}" ]; then since=$(($(date +%s) - (SECONDS - say_clock))); fi
+  RRSUITE_SAY_SINCE=$since RRSUITE_CLUSTER_SCRIPT=$0 PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 -m rrsuite cluster "$@"
 }
-
-capture_settings() {
-  # The daemons' settings from this environment (names as in .env.example), with the cluster's
-  # defaults; the addresses are the cluster's own and always win. One K=V a line: env(1) reads
-  # them back, so no quoting and no newlines in values.
-  local name value
-  {
-    echo "DATABASE_URL=$(pooled_url)"
-    echo "DATABASE_PREPARED_STATEMENTS=off"
-    echo "REDIS_URL=redis://127.0.0.1:${REDIS_PORT}/0"
-    echo "STRIPE_API_BASE=http://127.0.0.1:${MOCK_PORT}"
-    echo "STRIPE_API_KEY=${STRIPE_API_KEY:-sk_test_rocket_rides_cluster}"
-    # At least two health-check intervals (deploy/haproxy.cfg checks every 500 ms, fall 2).
-    echo "SHUTDOWN_DRAIN=${SHUTDOWN_DRAIN:-2}"
-    # The provider keys' secret: the caller's, else 32 random bytes in hex, made once here so
-    # that every member, and a member started again later, has the same one.
-    echo "PROVIDER_KEY_SECRET=${PROVIDER_KEY_SECRET:-$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')}"
-    # HAProxy reaches the APIs from an address of its own: trusting X-Forwarded-For from there
-    # alone makes origin_ip, the access log and the per-address bounds (AUTH_FAILURES_PER_MINUTE)
-    # see each client's own address instead of HAProxy's, while a client that connects to an API
-    # directly, from 127.0.0.1 like every local client, is that address whatever header it sends.
-    echo "API_TRUSTED_PROXIES=${API_TRUSTED_PROXIES:-$haproxy_source}"
-    while IFS= read -r name; do
-      case "$name" in
-        DATABASE_URL | DATABASE_PREPARED_STATEMENTS | REDIS_URL | STRIPE_API_BASE | STRIPE_API_KEY | \
-          SHUTDOWN_DRAIN | LISTEN_DATABASE_URL | PROVIDER_KEY_SECRET | API_TRUSTED_PROXIES) continue ;;
-        DATABASE_POOL_SIZE | API_WORKERS | API_IO_THREADS | RESPONSE_CACHE_* | SHUTDOWN_TIMEOUT | \
-          TOKEN_CACHE_TTL | STRIPE_TIMEOUT | IDEMPOTENCY_* | API_MAX_* | API_FIBERS | AUTH_FAILURES_PER_MINUTE | \
-          COMPLETER_* | ENQUEUER_* | RECONCILE_* | \
-          REAPER_* | MOCK_* | ASAN_OPTIONS | UBSAN_OPTIONS | LSAN_OPTIONS | TZ) ;;
-        *) continue ;;
-      esac
-      value=${!name}
-      case "$value" in *$'\n'*) die "$name contains a newline" ;; esac
-      echo "$name=$value"
-    done < <(compgen -e | sort)
-  } >"$dir/app.env"
-}
-
-# --- processes ---------------------------------------------------------------------------------
 
 pid_file() { echo "$dir/pids/$1.pid"; }
 
@@ -246,121 +197,26 @@ record_pid() {
   echo "$2 $started" >"$(pid_file "$1")"
 }
 
-binary_of() {
-  case "$1" in
-    api*) echo "$BIN_DIR/rocket-rides-api" ;;
-    enqueuer*) echo "$BIN_DIR/rocket-rides-enqueuer" ;;
-    completer*) echo "$BIN_DIR/rocket-rides-completer" ;;
-    reaper*) echo "$BIN_DIR/rocket-rides-reaper" ;;
-    stripe-mock) echo "$BIN_DIR/rocket-rides-stripe-mock" ;;
-    *) die "no binary for $1" ;;
-  esac
-}
-
 base_env() {
-  # What every member gets besides its settings: nothing else leaks in from the caller's shell.
+  # What the daemons' commands run here get besides their settings: nothing else leaks in from the
+  # caller's shell.
   member_env=("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" "LANG=C.UTF-8" "HOME=${1:-/}")
 }
 
 app_env() {
+  # The daemons' environment (the restore's reconciliation pass runs with it).
   base_env /
   local -a lines=()
   mapfile -t lines <"$dir/app.env"
   member_env+=("${lines[@]}")
 }
 
-setting() {
-  # setting NAME DEFAULT: a daemon setting as recorded in DIR/app.env.
-  local line
-  line=$(grep -m1 "^$1=" "$dir/app.env" 2>/dev/null || true)
-  if [ -n "$line" ]; then echo "${line#*=}"; else echo "$2"; fi
-}
-
-launch() {
-  # launch NAME USER ARGV...: runs ARGV as USER (or as we are, if USER is empty or we are not
-  # root) in a session of its own, with exactly "${member_env[@]}" as its environment and its
-  # output appended to DIR/logs/NAME.log; records its pid. setsid, setpriv and env each exec in
-  # place (a background job of a script is no process group leader), so $! is the member itself.
-  local name=$1 user=$2
-  shift 2
-  local log=$dir/logs/$name.log
-  local -a prefix=(setsid)
-  # In a node's network namespace (--netns), entered through its holder process (node_netns):
-  # nsenter execs in place too.
-  if [ -n "${launch_netns:-}" ]; then prefix+=(nsenter "--net=/proc/$launch_netns/ns/net" --); fi
-  if [ -n "$user" ] && [ "$(id -u)" -eq 0 ]; then
-    prefix+=(setpriv "--reuid=$user" "--regid=$user" --init-groups)
-  fi
-  echo "==== $name started $(date '+%F %T') ====" >>"$log"
-  "${prefix[@]}" env -i "${member_env[@]}" "$@" </dev/null >>"$log" 2>&1 &
-  record_pid "$name" "$!"
-}
-
 log_tail() { tail -n 15 "$dir/logs/$1.log" 2>/dev/null | sed 's/^/    /' >&2 || true; }
-
-wait_http() {
-  # wait_http NAME URL SECONDS: until URL answers 2xx; fails at once if NAME has exited.
-  local name=$1 url=$2 tries=$(($3 * 10))
-  for _ in $(seq 1 "$tries"); do
-    if ! member_pid "$name" >/dev/null; then
-      say "$name exited at start; the end of logs/$name.log:"
-      log_tail "$name"
-      return 1
-    fi
-    if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  say "$name did not answer $url within $3 s; the end of logs/$name.log:"
-  log_tail "$name"
-  return 1
-}
-
-haproxy_state() {
-  # HAProxy's view of an API: UP, DOWN, "UP 1/2" (going down), "DOWN 1/2" (coming up), MAINT.
-  curl -fsS --max-time 2 "http://127.0.0.1:${HAPROXY_STATS_PORT}/stats;csv" 2>/dev/null |
-    awk -F, -v server="$1" '$1 == "apis" && $2 == server { print $18 }'
-}
-
-wait_haproxy_up() {
-  local name=$1 seconds=${2:-20}
-  for _ in $(seq 1 $((seconds * 10))); do
-    if [ "$(haproxy_state "$name")" = UP ]; then return 0; fi
-    sleep 0.1
-  done
-  say "HAProxy does not report $name UP after $seconds s (it says: $(haproxy_state "$name"))"
-  return 1
-}
-
-wait_haproxy_out() {
-  # After an API stopped: until HAProxy no longer reports it UP, so that "UP" seen later is about
-  # the new process. With SHUTDOWN_DRAIN it is out before the process exits; at once then.
-  local name=$1
-  member_pid haproxy >/dev/null || return 0
-  for _ in $(seq 1 50); do
-    case "$(haproxy_state "$name")" in UP | "UP "*) sleep 0.1 ;; *) return 0 ;; esac
-  done
-  say "HAProxy still reports $name as $(haproxy_state "$name") 5 s after it stopped"
-  return 1
-}
 
 # --- the application's start, the same in both shapes ----------------------------------------
 
-migrate_through_pgbouncer() {
-  say "migrating through PgBouncer"
-  app_env
-  env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" migrate >>"$dir/logs/migrate.log" 2>&1 ||
-    { log_tail migrate; die "migrate failed (logs/migrate.log)"; }
-}
-
-create_demo_user() {
-  # The demo rider's token in DIR/token (a new one for the user a previous start created).
-  local email=demo@rocketrides.example token
-  if ! token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user create --email "$email" \
-      --stripe-customer cus_demo 2>>"$dir/logs/migrate.log"); then
-    token=$(env -i "${member_env[@]}" "$BIN_DIR/rocket-rides-api" user token --email "$email" 2>>"$dir/logs/migrate.log")
-  fi
-  echo "$token" >"$dir/token"
-}
+# Migrate through PgBouncer, and the demo rider's token in DIR/token.
+migrate_through_pgbouncer() { rrsuite migrate "$dir"; }
 
 start_provider_and_apis() {
   say "starting the stand-in provider on $MOCK_PORT"
@@ -370,132 +226,14 @@ start_provider_and_apis() {
   start_member api2
 }
 
-check_apis_through_haproxy() {
-  # Both APIs in rotation, then one request through HAProxy as a client makes it.
-  wait_haproxy_up api1 20
-  wait_haproxy_up api2 20
-  curl -fsS -o /dev/null --max-time 5 "http://127.0.0.1:${HAPROXY_PORT}/readyz" ||
-    die "GET /readyz through HAProxy failed"
-}
+# Both APIs in rotation, then one request through HAProxy as a client makes it.
+check_apis_through_haproxy() { rrsuite check-apis "$dir"; }
 
-stop_member() {
-  # stop_member NAME [--kill]: returns once it has exited and, for an API, HAProxy has taken it
-  # out of rotation.
-  if [ "${2:-}" = --kill ]; then stop_members --kill "$1"; else stop_members "$1"; fi
-  case "$1" in api*) wait_haproxy_out "$1" ;; esac
-}
+# stop_member NAME [--kill]: returns once it has exited and, for an API, HAProxy has taken it out
+# of rotation.
+stop_member() { rrsuite stop-member "$dir" "$1" ${2:+"$2"}; }
 
-wait_alive() {
-  # For the daemons without a port: still running after a moment (a bad setting exits at once).
-  sleep 0.3
-  member_pid "$1" >/dev/null && return 0
-  say "$1 exited at start; the end of logs/$1.log:"
-  log_tail "$1"
-  return 1
-}
-
-start_member() {
-  local name=$1
-  if member_pid "$name" >/dev/null; then
-    say "$name already running (pid $(member_pid "$name"))"
-    return 0
-  fi
-  case "$name" in
-    pgbouncer)
-      base_env /var/lib/postgresql
-      launch pgbouncer postgres /usr/sbin/pgbouncer "$dir/pgbouncer/pgbouncer.ini"
-      local _
-      for _ in $(seq 1 100); do
-        if ! member_pid pgbouncer >/dev/null; then
-          say "pgbouncer exited at start; the end of logs/pgbouncer.log:"
-          log_tail pgbouncer
-          return 1
-        fi
-        if psql -X -q -At -h 127.0.0.1 -p "$PGBOUNCER_PORT" -U postgres -d rocket_rides -c 'SELECT 1' \
-          >/dev/null 2>&1; then
-          return 0
-        fi
-        sleep 0.1
-      done
-      say "pgbouncer does not pass queries to PostgreSQL after 10 s; the end of logs/pgbouncer.log:"
-      log_tail pgbouncer
-      return 1
-      ;;
-    haproxy)
-      base_env /
-      member_env+=("FRONTEND_ADDRESS=127.0.0.1:${HAPROXY_PORT}" "STATS_ADDRESS=127.0.0.1:${HAPROXY_STATS_PORT}"
-        "API1_ADDRESS=127.0.0.1:${API1_PORT}" "API2_ADDRESS=127.0.0.1:${API2_PORT}"
-        "BACKEND_SOURCE_ADDRESS=$haproxy_source")
-      if [ "${HA:-}" = 1 ]; then
-        # And the PostgreSQL leader's port (deploy/haproxy-postgres.cfg), in the same process.
-        local n
-        member_env+=("POSTGRES_FRONTEND_ADDRESS=127.0.0.1:${PG_PORT}")
-        for n in 1 2 3; do
-          member_env+=("PG${n}_ADDRESS=$(node_address "$n"):$(node_var "$n" PG_PORT)"
-            "PG${n}_REST_PORT=$(node_var "$n" REST_PORT)")
-        done
-        launch haproxy "" /usr/sbin/haproxy -db -f "$repo/deploy/haproxy.cfg" -f "$repo/deploy/haproxy-postgres.cfg"
-      else
-        launch haproxy "" /usr/sbin/haproxy -db -f "$repo/deploy/haproxy.cfg"
-      fi
-      wait_http haproxy "http://127.0.0.1:${HAPROXY_STATS_PORT}/healthz" 10
-      ;;
-    etcd[123])
-      start_etcd "${name#etcd}"
-      ;;
-    patroni[123])
-      start_patroni "${name#patroni}"
-      ;;
-    stripe-mock)
-      app_env
-      member_env+=("PORT=${MOCK_PORT}")
-      launch stripe-mock "" "$(binary_of stripe-mock)"
-      wait_http stripe-mock "http://127.0.0.1:${MOCK_PORT}/_mock/stats" 20
-      ;;
-    api1 | api2)
-      local port_var=${name^^}_PORT
-      app_env
-      member_env+=("PORT=${!port_var}")
-      launch "$name" "" "$(binary_of "$name")"
-      wait_http "$name" "http://127.0.0.1:${!port_var}/healthz" 30
-      # Back in service only once HAProxy sends it traffic again.
-      if member_pid haproxy >/dev/null; then wait_haproxy_up "$name" 20; fi
-      ;;
-    enqueuer1 | enqueuer2)
-      app_env
-      # LISTEN needs a session of its own: straight to PostgreSQL, not through PgBouncer.
-      member_env+=("LISTEN_DATABASE_URL=$(direct_url)")
-      launch "$name" "" "$(binary_of "$name")"
-      wait_alive "$name"
-      ;;
-    completer1 | completer2 | reaper | reaper1 | reaper2)
-      app_env
-      launch "$name" "" "$(binary_of "$name")"
-      wait_alive "$name"
-      ;;
-    *) die "unknown member $name (one of: ${members[*]})" ;;
-  esac
-}
-
-stop_bound() {
-  # Seconds a member gets to stop by itself before kill -9.
-  case "$1" in
-    api*) echo $(($(setting SHUTDOWN_DRAIN 2) + $(setting SHUTDOWN_TIMEOUT 25) + 5)) ;;
-    enqueuer* | completer* | reaper) echo $(($(setting SHUTDOWN_TIMEOUT 25) + 5)) ;;
-    haproxy) echo 35 ;;  # hard-stop-after 30s in deploy/haproxy.cfg
-    pgbouncer) echo 15 ;;
-    patroni*) echo 40 ;;  # a leader demotes, then PostgreSQL's fast shutdown and a checkpoint
-    *) echo 10 ;;
-  esac
-}
-
-stop_signal() {
-  case "$1" in
-    pgbouncer) echo INT ;;  # safe shutdown: waits for transactions in progress (Debian's unit too)
-    haproxy) echo USR1 ;;   # soft stop: stops listening, finishes requests in progress
-    *) echo TERM ;;         # the daemons: drain, finish in-flight work, exit 0
-  esac
-}
+start_member() { rrsuite start-member "$dir" "$1"; }
 
 wait_gone() {
   local pid=$1 tries=$(($2 * 10))
@@ -506,44 +244,16 @@ wait_gone() {
   ! pid_running "$pid"
 }
 
-stop_members() {
-  # stop_members [--kill] NAME...: signals them all, then waits for each within its bound and
-  # kills what is left. Never returns while one of them still runs.
-  local kill9="" name pid
-  if [ "${1:-}" = --kill ]; then kill9=1; shift; fi
-  local -A pids=()
-  for name in "$@"; do
-    if pid=$(member_pid "$name"); then
-      pids[$name]=$pid
-      if [ -n "$kill9" ]; then kill -KILL "$pid" 2>/dev/null || true
-      else kill "-$(stop_signal "$name")" "$pid" 2>/dev/null || true
-      fi
-    fi
-  done
-  for name in "$@"; do
-    pid=${pids[$name]:-}
-    if [ -n "$pid" ] && ! wait_gone "$pid" "$(if [ -n "$kill9" ]; then echo 10; else stop_bound "$name"; fi)"; then
-      say "$name (pid $pid) did not stop within $(stop_bound "$name") s: kill -9"
-      kill -KILL "$pid" 2>/dev/null || true
-      wait_gone "$pid" 10 || say "$name (pid $pid) survives kill -9"
-    fi
-    rm -f "$(pid_file "$name")"
-  done
-}
+# stop_members [--kill] NAME...: signals them all (each its graceful signal, or kill -9), then waits
+# for each within its bound and kills what is left. Never returns while one of them still runs.
+stop_members() { rrsuite stop-members "$dir" "$@"; }
 
 stop_all() {
   if [ -f "$dir/cluster.conf" ]; then
     load_conf
     if [ "${HA:-}" = 1 ]; then stop_all_ha; return; fi
-    say "stopping the members"
-    # Everything in front of PgBouncer at once (the APIs drain in parallel), then PgBouncer.
-    stop_members haproxy "${app_members[@]}" stripe-mock
-    stop_members pgbouncer
   fi
-  if [ -d "$dir/servers" ]; then
-    say "stopping PostgreSQL and Redis"
-    "$local_servers" stop "$dir/servers" >&2 || true
-  fi
+  rrsuite stop "$dir"
 }
 
 # --- backups and restore (scripts/backup-site.sh) -------------------------------------------
@@ -761,16 +471,9 @@ start_completers() {
 
 # --- start -------------------------------------------------------------------------------------
 
-# shellcheck source=scripts/pgbouncer-site.sh
-. "$repo/scripts/pgbouncer-site.sh"
-
-write_pgbouncer_site() {
-  # The site file: what is this cluster's; the policy is deploy/pgbouncer.ini, included
-  # unchanged. CLUSTER_PGBOUNCER_OVERRIDES (optional, "key = value" lines) is appended for
-  # experiments only, e.g. "pool_mode = session" for binaries that cannot yet run unprepared.
-  pgbouncer_site_write "$dir/pgbouncer" "$PG_PORT" "$PGBOUNCER_PORT" "scripts/cluster.sh for this cluster" \
-    CLUSTER_PGBOUNCER_OVERRIDES
-}
+# PgBouncer's site file (deploy/pgbouncer.ini included unchanged; CLUSTER_PGBOUNCER_OVERRIDES
+# appended for experiments only) and the check that its policy is in force.
+write_pgbouncer_site() { rrsuite pgbouncer-site "$dir"; }
 
 on_start_exit() {
   if [ "$1" -ne 0 ]; then
@@ -779,12 +482,11 @@ on_start_exit() {
   fi
 }
 
-check_pgbouncer_policy() {
-  pgbouncer_policy_check "$PGBOUNCER_PORT" "${CLUSTER_PGBOUNCER_OVERRIDES:-}" ||
-    die "PgBouncer does not run the policy of deploy/pgbouncer.ini"
-}
+check_pgbouncer_policy() { rrsuite check-pgbouncer "$dir"; }
 
 start_all() {
+  # The HA shape (start --ha); the plain shape's start is tools/rrsuite's (cluster_cli.py), with the
+  # same checks and messages.
   local bin_dir=${ROCKET_RIDES_BIN:-$repo/build/bin}
   while [ $# -gt 0 ]; do
     case "$1" in
@@ -795,9 +497,6 @@ start_all() {
       *) die "unknown option $1" ;;
     esac
   done
-  if [ -z "${HA:-}" ] && { [ -n "${ASYNC:-}" ] || [ -n "${NETNS_PREFIX:-}" ]; }; then
-    die "--async and --netns go with --ha"
-  fi
   [ -d "$bin_dir" ] || die "no binaries in $bin_dir (build first: scripts/build.sh build)"
   bin_dir=$(cd "$bin_dir" && pwd)
   local b
@@ -807,17 +506,13 @@ start_all() {
   if ! command -v pgbouncer >/dev/null || ! command -v haproxy >/dev/null; then
     die "pgbouncer or haproxy missing (scripts/install-deps.sh installs them)"
   fi
-
-  if [ "${HA:-}" = 1 ]; then
-    for b in patroni etcd etcdctl redis-server; do
-      command -v "$b" >/dev/null || die "$b missing (scripts/install-deps.sh installs it)"
-    done
-  fi
+  for b in patroni etcd etcdctl redis-server; do
+    command -v "$b" >/dev/null || die "$b missing (scripts/install-deps.sh installs it)"
+  done
 
   if [ -f "$dir/cluster.conf" ]; then
-    local want_ha=${HA:-}
     load_conf
-    [ "${HA:-}" = "$want_ha" ] || die "$dir holds a cluster of the other shape: stop it and use another directory"
+    [ "${HA:-}" = 1 ] || die "$dir holds a cluster of the other shape: stop it and use another directory"
     local running=() name
     for name in "${members[@]}"; do
       if member_pid "$name" >/dev/null; then running+=("$name"); fi
@@ -834,43 +529,7 @@ start_all() {
   mkdir -p "$dir/logs" "$dir/pids"
   if [ "$(id -u)" -eq 0 ]; then chmod o+x "$dir"; fi  # the postgres user reaches servers/ and pgbouncer/
   trap 'on_start_exit $?' EXIT
-  if [ "${HA:-}" = 1 ]; then start_all_ha "$bin_dir"; return; fi
-
-  say "starting PostgreSQL (durable) and Redis in $dir/servers"
-  "$local_servers" start "$dir/servers" --archive >/dev/null
-  # shellcheck disable=SC1091
-  . "$dir/servers/ports"
-  taken_ports=" $PG_PORT $REDIS_PORT "
-  BIN_DIR=$bin_dir
-  pick_app_ports
-  local var
-  for var in BIN_DIR PG_PORT REDIS_PORT PGBOUNCER_PORT HAPROXY_PORT HAPROXY_STATS_PORT MOCK_PORT API1_PORT API2_PORT; do
-    printf '%s=%q\n' "$var" "${!var}"
-  done >"$dir/cluster.conf"
-  capture_settings
-  write_pgbouncer_site
-
-  say "starting PgBouncer on $PGBOUNCER_PORT (PostgreSQL on $PG_PORT)"
-  start_member pgbouncer
-  check_pgbouncer_policy
-
-  migrate_through_pgbouncer
-  local held
-  held=$(psql -X -At -h 127.0.0.1 -p "$PG_PORT" -U postgres -d rocket_rides \
-    -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
-  [ "$held" = 0 ] || say "WARNING: $held advisory lock(s) still held on PostgreSQL after migrate"
-
-  create_demo_user
-  start_provider_and_apis
-  say "starting HAProxy on $HAPROXY_PORT (stats on $HAPROXY_STATS_PORT)"
-  start_member haproxy
-  check_apis_through_haproxy
-  say "starting enqueuer1, enqueuer2, completer1, completer2, reaper"
-  local name
-  for name in enqueuer1 enqueuer2 completer1 completer2 reaper; do start_member "$name"; done
-  trap - EXIT
-  say "up: API at http://127.0.0.1:${HAPROXY_PORT} (logs in $dir/logs)"
-  print_env
+  start_all_ha "$bin_dir"
 }
 
 # --- the HA shape (--ha): etcd, Patroni, HAProxy's PostgreSQL port --------------------------------
@@ -963,39 +622,6 @@ write_patroni_config() {
     "$node_dir/pgbackrest"
   if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$node_dir" "$dir/patroni/n$n.yml"; fi
   chmod 700 "$node_dir"
-}
-
-start_etcd() {
-  local n=$1
-  base_env /
-  launch_netns=$(node_netns "$n")
-  launch "etcd$n" "" /usr/bin/etcd --config-file "$dir/etcd/etcd$n.yml"
-  launch_netns=""
-  # A lone member cannot answer until a majority is up: `start` waits for the three together.
-  wait_alive "etcd$n"
-}
-
-start_patroni() {
-  local n=$1
-  base_env /var/lib/postgresql
-  launch_netns=$(node_netns "$n")
-  # Debian's Patroni through deploy/patroni-run.py: the leader-key fix of Patroni 3.0.3 on 3.0.2.
-  launch "patroni$n" postgres /usr/bin/python3 "$repo/deploy/patroni-run.py" "$dir/patroni/n$n.yml"
-  launch_netns=""
-  # Up once its REST API answers (any status: a replica answers 503 on /).
-  local _
-  for _ in $(seq 1 300); do
-    if ! member_pid "patroni$n" >/dev/null; then
-      say "patroni$n exited at start; the end of logs/patroni$n.log:"
-      log_tail "patroni$n"
-      return 1
-    fi
-    if curl -s -o /dev/null --max-time 1 "$(rest_url "$n")/health"; then return 0; fi
-    sleep 0.1
-  done
-  say "patroni$n's REST API did not answer within 30 s; the end of logs/patroni$n.log:"
-  log_tail "patroni$n"
-  return 1
 }
 
 cluster_json() {
@@ -1311,12 +937,8 @@ start_all_ha() {
   say "starting Redis on $REDIS_PORT in $dir/servers"
   mkdir -p "$dir/servers"
   printf 'PG_PORT=%s\nREDIS_PORT=%s\n' "$PG_PORT" "$REDIS_PORT" >"$dir/servers/ports"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
-    --pidfile "$dir/servers/redis.pid" --logfile "$dir/servers/redis.log" --dir "$dir/servers" >/dev/null
-  for _ in $(seq 1 100); do
-    if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then break; fi
-    sleep 0.05
-  done
+  PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server redis "$REDIS_PORT" "$dir/servers" \
+    "$dir/servers/redis.pid" "$dir/servers/redis.log"
 
   say "starting etcd1..3 (clients on $(etcd_endpoints))"
   for n in 1 2 3; do write_etcd_config "$n"; done
@@ -1357,7 +979,6 @@ start_all_ha() {
   check_pgbouncer_policy
 
   migrate_through_pgbouncer
-  create_demo_user
   start_provider_and_apis
   check_apis_through_haproxy
   say "starting enqueuer1, enqueuer2, completer1, completer2, reaper1, reaper2"
@@ -1391,29 +1012,14 @@ stop_all_ha() {
   teardown_netns
 }
 
-rolling_restart() {
-  load_conf
-  local api other
-  for api in api1 api2; do
-    if [ "$api" = api1 ]; then other=api2; else other=api1; fi
-    # Never take one down while the other is not serving.
-    wait_haproxy_up "$other" 30 || die "$other is not UP behind HAProxy: not restarting $api"
-    say "rolling restart: stopping $api (SIGTERM: drains, then exits)"
-    stop_member "$api"
-    say "rolling restart: starting $api"
-    start_member "$api"
-  done
-  say "rolling restart done"
-}
+# api1 then api2, each only while the other is UP behind HAProxy.
+rolling_restart() { rrsuite rolling-restart "$dir"; }
 
 status() {
   load_conf
-  local name pid extra
-  for name in "${members[@]}"; do
-    extra=""
-    case "$name" in api*) extra=" haproxy=$(haproxy_state "$name" | tr ' ' _)" ;; esac
-    if pid=$(member_pid "$name"); then echo "$name running pid=$pid$extra"; else echo "$name stopped$extra"; fi
-  done
+  # A line per member (pid or "stopped", HAProxy's view of each API), then the HA shape's nodes
+  # and the backups.
+  rrsuite status "$dir"
   if [ "${HA:-}" = 1 ]; then status_ha; fi
   local config conninfo
   if config=$(backup_config_here 2>/dev/null) && conninfo=$(backup_conninfo_here 2>/dev/null); then
@@ -1423,17 +1029,14 @@ status() {
   fi
 }
 
-is_member() {
-  local m
-  for m in "${members[@]}"; do [ "$m" = "$1" ] && return 0; done
-  die "unknown member ${1:-} (one of: ${members[*]})"
-}
-
 case "$cmd" in
   start)
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    start_all "$@"
+    case " $* " in
+      *" --ha "*) start_all "$@" ;;
+      *) rrsuite start "$dir" "$@" ;;
+    esac
     ;;
   stop | env | status | start-member | stop-member | restart | rolling-restart | leader | failover | \
     switchover | kill-postgres | partition | heal | backup | backups | restore | verify | backup-metrics)
@@ -1446,9 +1049,8 @@ case "$cmd" in
       stop) stop_all ;;
       env) print_env ;;
       status) status ;;
-      start-member) load_conf; is_member "${1:-}"; start_member "$1" ;;
-      stop-member) load_conf; is_member "${1:-}"; stop_member "$1" "${2:-}" ;;
-      restart) load_conf; is_member "${1:-}"; stop_member "$1"; start_member "$1" ;;
+      start-member | restart) rrsuite "$cmd" "$dir" "${1:-}" ;;
+      stop-member) rrsuite stop-member "$dir" "${1:-}" ${2:+"$2"} ;;
       rolling-restart) rolling_restart ;;
       leader) load_conf; need_ha; leader_name ;;
       failover | switchover) load_conf; need_ha; change_leader "$cmd" "$@" ;;

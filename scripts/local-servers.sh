@@ -47,9 +47,14 @@ fi
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+tools=$(cd "$(dirname "$0")/../tools" && pwd)
 # shellcheck source=scripts/backup-site.sh
 . "$(dirname "$0")/backup-site.sh"
 backup_config=$dir/pgbackrest/pgbackrest.conf
+
+# One server started as tools/rrsuite starts it (servers_cli.py): its command line and its
+# readiness wait are written there once.
+rrsuite_server() { PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
 
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -91,15 +96,6 @@ print_env() {
   fi
 }
 
-wait_for_redis() {
-  for _ in $(seq 1 100); do
-    if redis-cli -p "$1" ping >/dev/null 2>&1; then return 0; fi
-    sleep 0.05
-  done
-  echo "Redis on port $1 did not start" >&2
-  return 1
-}
-
 # A replica of the master and three sentinels; returns once every sentinel sees the master, the
 # other two sentinels and the replica with its link up, so a failover can happen at once.
 start_sentinels() {
@@ -107,10 +103,8 @@ start_sentinels() {
   # A directory of its own: a replica writes each full sync's RDB there, which the master must not
   # load as its own dump on a restart.
   mkdir -p "$dir/replica"
-  redis-server --port "$replica_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
-    --repl-diskless-sync-delay 0 --replicaof 127.0.0.1 "$REDIS_PORT" \
-    --pidfile "$dir/redis-replica.pid" --logfile "$dir/redis-replica.log" --dir "$dir/replica" >/dev/null
-  wait_for_redis "$replica_port"
+  rrsuite_server redis "$replica_port" "$dir/replica" "$dir/redis-replica.pid" "$dir/redis-replica.log" \
+    --replica-ready --replicaof "$REDIS_PORT"
   for port in $sentinel_ports; do
     n=$((n + 1))
     mkdir -p "$dir/sentinel-$n"
@@ -161,8 +155,7 @@ pg_options() {
 start_postgres() {
   # start_postgres SECONDS: pg_ctl start, waiting up to SECONDS for connections (a restored server
   # takes them once its recovery is consistent).
-  as_pg "$pgbin/pg_ctl" -w -t "$1" -D "$dir/pg" -l "$dir/pg/server.log" -o "$(pg_options)" start >/dev/null ||
-    { tail -n 30 "$dir/pg/server.log" >&2; exit 1; }
+  rrsuite_server postgres-start "$dir/pg" "$dir/pg/server.log" "$1" "$(pg_options)" || exit 1
 }
 
 stop_postgres() {
@@ -212,15 +205,8 @@ start() {
   fi
 
   if [ ! -f "$dir/pg/PG_VERSION" ]; then
-    mkdir -p "$dir/pg"
-    if [ "$(id -u)" -eq 0 ]; then
-      # The postgres user must be able to reach its directory (mktemp -d makes 0700 ones).
-      chmod o+x "$dir"
-      chown postgres:postgres "$dir/pg"
-      chmod 700 "$dir/pg"
-    fi
-    as_pg "$pgbin/initdb" -D "$dir/pg" -A trust -U postgres --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 ||
-      { cat "$dir/initdb.log" >&2; exit 1; }
+    # As root the postgres user's, its parent reachable (mktemp -d makes 0700 ones).
+    rrsuite_server postgres-init "$dir/pg" "$dir/initdb.log" || exit 1
   fi
   if [ -n "$archive" ]; then
     backup_write_config "$backup_config" "${BACKUP_REPO_PATH:-$dir/backup-repo}" "$dir/pg" "$pg_port" "$dir/pg" \
@@ -233,9 +219,7 @@ start() {
     as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -qc "CREATE DATABASE rocket_rides" >/dev/null
   fi
 
-  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
-    --repl-diskless-sync-delay 0 --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" >/dev/null
-  wait_for_redis "$redis_port"
+  rrsuite_server redis "$redis_port" "$dir" "$dir/redis.pid" "$dir/redis.log" --replica-ready
   if [ -n "$sentinel" ]; then REDIS_PORT=$redis_port start_sentinels "$replica_port" "$sentinel_ports"; fi
   print_env
 }

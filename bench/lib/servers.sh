@@ -7,6 +7,13 @@
 # shellcheck disable=SC2034,SC2154
 
 now() { date +%s.%N; }
+# One server started as tools/rrsuite starts it (servers_cli.py: its command line, configuration
+# and readiness wait written there once), detached; prints its pid.
+rrsuite_server() { PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
+# Until a pid is gone (the servers are not this shell's children: `wait` cannot).
+wait_gone() {  # pid
+  for _ in $(seq 1 300); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+}
 sql() { psql -X -Atq -v ON_ERROR_STOP=1 "$DATABASE_URL" "$@"; }
 
 # --- the work directory, removed at exit (its logs kept elsewhere when the bench fails)
@@ -21,7 +28,7 @@ workdir_create() {
 cleanup() {
   local status=$?
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait_gone "$pid"; done
   scripts/local-servers.sh stop "$dir/servers" >/dev/null 2>&1 || true
   if [ "$status" -ne 0 ]; then
     # Keep the logs (not the data directory) for a look at what went wrong.
@@ -35,7 +42,7 @@ cleanup() {
 }
 stop_process() {  # pid: stops one the bench started and waits for it
   kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
+  wait_gone "$1"
 }
 free_port() {  # taken-ports...: a free port that is none of them (pick_port cannot know the ones reserved
   # by servers that are not listening yet)
@@ -81,9 +88,8 @@ start_servers() {
 
   mock_port=$(free_port)
   # The stand-in provider with no injected failures, drops or latency.
-  PORT=$mock_port STRIPE_API_KEY=sk_bench MOCK_FAILURE_RATE=0 MOCK_DROP_RATE=0 MOCK_LATENCY_MS=0 \
-    "$bin/rocket-rides-stripe-mock" >"$dir/mock.log" 2>&1 &
-  mock_pid=$!
+  mock_pid=$(STRIPE_API_KEY=sk_bench MOCK_FAILURE_RATE=0 MOCK_DROP_RATE=0 MOCK_LATENCY_MS=0 \
+    rrsuite_server provider "$bin" "$mock_port" "$dir/mock.log")
   pids+=("$mock_pid")
   api_port=$(free_port "$mock_port")
   start_api "$api_port" "$dir/api.log"
@@ -99,9 +105,8 @@ start_servers() {
 # 512) with one user's token, which API_MAX_IN_FLIGHT_PER_USER (8 by default) would refuse with
 # 429: this measures throughput, not the per-user limit.
 start_api() {  # port log
-  PORT=$1 STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench API_MAX_IN_FLIGHT_PER_USER=1024 \
-    "$bin/rocket-rides-api" >"$2" 2>&1 &
-  started_pid=$!
+  started_pid=$(STRIPE_API_BASE=http://127.0.0.1:$mock_port STRIPE_API_KEY=sk_bench API_MAX_IN_FLIGHT_PER_USER=1024 \
+    rrsuite_server api "$bin" "$1" "$2")
   pids+=("$started_pid")
 }
 
@@ -140,33 +145,21 @@ nginx_start() {
 }
 
 # --- PgBouncer running deploy/pgbouncer.ini, its site file written by the same code as
-# scripts/cluster.sh's (scripts/pgbouncer-site.sh), and two APIs through it without prepared
+# scripts/cluster.sh's (tools/rrsuite/pgbouncer.py), and two APIs through it without prepared
 # statements (the production topology). Sets pooled_url, pgb_pids, pgb_ports, pgb_url and
 # the pool's settings.
 start_pgbouncer() {
-  local pg_port pgbouncer_cmd i port
+  local pg_port i port
   pg_port=$(sed -n 's/^PG_PORT=//p' "$dir/servers/ports")
   pgbouncer_port=$(pick_port)
-  pgbouncer_site_write "$dir/pgbouncer" "$pg_port" "$pgbouncer_port" "bench/api_bench.sh for this run"
-  pgbouncer_cmd=(pgbouncer "$dir/pgbouncer/pgbouncer.ini")
-  if [ "$(id -u)" -eq 0 ]; then
-    # PgBouncer refuses to run as root; setpriv execs in place, so $! is PgBouncer itself.
-    pgbouncer_cmd=(setpriv --reuid=postgres --regid=postgres --init-groups "${pgbouncer_cmd[@]}")
-  fi
   echo
   echo "starting PgBouncer (deploy/pgbouncer.ini) and two APIs through it (DATABASE_PREPARED_STATEMENTS=off)..."
-  "${pgbouncer_cmd[@]}" </dev/null >"$dir/pgbouncer.log" 2>&1 &
-  pgbouncer_pid=$!
+  # The site file, PgBouncer as postgres (it refuses root), a query through it, its policy checked.
+  pgbouncer_pid=$(rrsuite_server pgbouncer "$dir/pgbouncer" "$pg_port" "$pgbouncer_port" "$dir/pgbouncer.log" \
+    "bench/api_bench.sh for this run") || { echo "api_bench: PgBouncer:" >&2; tail -n 20 "$dir/pgbouncer.log" >&2; exit 1; }
   pids+=("$pgbouncer_pid")
   proxy_pids+=("$pgbouncer_pid")
   pooled_url=postgresql://postgres@127.0.0.1:$pgbouncer_port/rocket_rides
-  for _ in $(seq 1 100); do
-    if psql -X -Atq "$pooled_url" -c 'SELECT 1' >/dev/null 2>&1; then break; fi
-    kill -0 "$pgbouncer_pid" 2>/dev/null || { echo "api_bench: PgBouncer exited:" >&2; tail -n 20 "$dir/pgbouncer.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  psql -X -Atq "$pooled_url" -c 'SELECT 1' >/dev/null
-  pgbouncer_policy_check "$pgbouncer_port" || { echo "api_bench: PgBouncer does not run deploy/pgbouncer.ini" >&2; exit 1; }
   pool_size=$(pgbouncer_setting default_pool_size)
   reserve_pool_size=$(pgbouncer_setting reserve_pool_size)
   max_db_connections=$(pgbouncer_setting max_db_connections)
@@ -200,10 +193,8 @@ start_haproxy() {
   haproxy_port=$(pick_port)
   haproxy_stats_port=$(free_port "$haproxy_port")
   echo "starting HAProxy (deploy/haproxy.cfg) in front of the two APIs through PgBouncer..."
-  API1_ADDRESS=127.0.0.1:${pgb_ports[0]} API2_ADDRESS=127.0.0.1:${pgb_ports[1]} \
-    FRONTEND_ADDRESS=127.0.0.1:$haproxy_port STATS_ADDRESS=127.0.0.1:$haproxy_stats_port \
-    haproxy -db -f deploy/haproxy.cfg </dev/null >"$dir/haproxy.log" 2>&1 &
-  haproxy_pid=$!
+  haproxy_pid=$(rrsuite_server haproxy "$haproxy_port" "$haproxy_stats_port" "${pgb_ports[0]}" "${pgb_ports[1]}" \
+    "$dir/haproxy.log") || { echo "api_bench: HAProxy:" >&2; tail -n 20 "$dir/haproxy.log" >&2; exit 1; }
   pids+=("$haproxy_pid")
   proxy_pids+=("$haproxy_pid")
   for _ in $(seq 1 100); do

@@ -71,14 +71,9 @@ refused_in_one_line "restore --to $before_backups (before the oldest backup)" \
 
 step "restore --to $restore_point, reconciled with the daemons' environment file"
 provider_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-PORT=$provider_port "$bin_dir/rocket-rides-stripe-mock" >"$dir/provider.log" 2>&1 &
-provider=$!
-provider_up=""
-for _ in $(seq 1 300); do
-  if curl -fs -o /dev/null "http://127.0.0.1:$provider_port/_mock/stats" 2>/dev/null; then provider_up=1; break; fi
-  sleep 0.1
-done
-[ -n "$provider_up" ] || { cat "$dir/provider.log" >&2; fail "the stand-in provider did not start"; exit 1; }
+# Started as tools/rrsuite starts it (ready once /_mock/stats answers); its pid printed.
+provider=$(PYTHONPATH="$repo/tools" python3 -m rrsuite server provider "$bin_dir" "$provider_port" "$dir/provider.log") ||
+  { cat "$dir/provider.log" >&2; fail "the stand-in provider did not start"; exit 1; }
 # As run.sh writes it: quoted values (scripts/env-file.sh).
 cat >"$dir/suite.env" <<ENV
 DATABASE_URL='$DATABASE_URL'

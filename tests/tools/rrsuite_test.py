@@ -2,7 +2,8 @@
 """The suites' process supervisor (tools/rrsuite/process.py) on real processes, no servers: a
 child that never becomes ready fails the wait in one line naming its log; one that exits at start
 is told apart; one that ignores SIGTERM is killed after the grace and reaped; readiness over HTTP
-is seen; and a child dies with the harness (PR_SET_PDEATHSIG)."""
+is seen; and a child dies with the harness (PR_SET_PDEATHSIG), unless it was started detached
+(scripts/cluster.sh's members, which outlive the command line that started them)."""
 
 import os
 import shutil
@@ -93,6 +94,28 @@ class Supervisor(unittest.TestCase):
         else:
             if os.path.exists("/proc/%d" % child):
                 self.fail("the child %d outlived its harness" % child)
+
+    def test_a_detached_child_outlives_the_command_that_started_it(self):
+        # A command line (a Python of its own) starts a sleeper detached and exits; the sleeper
+        # runs on, in a session of its own, with the header the caller chose in its log.
+        tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
+        result = subprocess.run(
+            [sys.executable, "-c",
+             "import sys, os; sys.path.insert(0, %r); sys.dont_write_bytecode = True\n"
+             "from rrsuite.process import Process\n"
+             "p = Process('member', ['sleep', '60'], dict(os.environ), %r, detached=True,\n"
+             "            header='==== member started ====').start()\n"
+             "print(p.proc.pid, flush=True)" % (tools, self.log_dir)],
+            stdout=subprocess.PIPE, timeout=30)
+        child = int(result.stdout.decode().strip())
+        self.addCleanup(lambda: os.path.exists("/proc/%d" % child) and os.kill(child, 9))
+        time.sleep(0.5)
+        with open("/proc/%d/stat" % child) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        self.assertNotEqual(fields[0], "Z", "the detached child died with the command that started it")
+        self.assertEqual(int(fields[3]), child, "the detached child leads a session of its own")
+        with open(os.path.join(self.log_dir, "member.log")) as f:
+            self.assertEqual(f.readline(), "==== member started ====\n")
 
 
 if __name__ == "__main__":

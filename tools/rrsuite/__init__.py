@@ -7,10 +7,20 @@ import it with tools/ on sys.path.
   ports.py          free loopback ports
   daemons.py        rocket-rides-api (migrate, serve, user create), enqueuer, completer, reaper
   provider.py       the stand-in payment provider
-  postgres.py       a fresh database of a suite's own in a running cluster; psql
-  redis.py          a Redis server started again after a fault, stopped keeping its data
+  postgres.py       a fresh database of a suite's own in a running cluster; psql; initdb and
+                    pg_ctl start of a server of its own (scripts/local-servers.sh's)
+  redis.py          a Redis server (scripts/local-servers.sh's, the HA shape's), started again
+                    after a fault, stopped keeping its data
+  pgbouncer.py      PgBouncer running deploy/pgbouncer.ini: site file, readiness, policy check
+  haproxy.py        HAProxy running deploy/haproxy.cfg: command line, addresses, its view of a server
   local_servers.py  PostgreSQL and Redis (or Redis under Sentinel) through scripts/local-servers.sh
-  cluster.py        scripts/cluster.sh's cluster (plain or HA) and its members
+  cluster.py        scripts/cluster.sh's cluster (plain or HA) and its members, for the suites
+  clusterdir.py     a cluster directory's files: cluster.conf, app.env, pid files, logs
+  members.py        how each member both shapes share starts, and how every member stops
+  cluster_cli.py    `python3 -m rrsuite cluster ...`: the plain shape and the member commands
+                    scripts/cluster.sh calls
+  servers_cli.py    `python3 -m rrsuite server KIND ...`: one server for a script in bash
+                    (scripts/local-servers.sh, bench/lib/servers.sh, the HA shape's Redis)
   patroni.py        the HA cluster's Patroni nodes and their addresses
   netns.py          network namespaces for the HA shape
   plain.py          the plain shape (API, fresh database, stand-in) and the stand-in alone

@@ -11,7 +11,16 @@ and stays in the foreground until SIGTERM, SIGINT or the end of its stdin (its c
 stops it and prints one more line, {"stopped": true, "problems": [...]} (a process that did not
 exit 0, a sanitizer report). Exits 0 once stopped, 2 if the shape could not start (one line on
 stderr). DATABASE_URL names the cluster the plain shape makes its database in; the bin directory
-defaults to ROCKET_RIDES_BIN_DIR."""
+defaults to ROCKET_RIDES_BIN_DIR.
+
+  python3 -m rrsuite cluster COMMAND DIR ...
+
+is scripts/cluster.sh's plain shape and its members (cluster_cli.py says which commands), and
+
+  python3 -m rrsuite server KIND ...
+
+one server (Redis, PgBouncer, HAProxy, the provider, an API, PostgreSQL) for the scripts in bash
+(servers_cli.py)."""
 
 import argparse
 import json
@@ -81,6 +90,12 @@ def up(args):
 
 
 def main(argv):
+    if argv[:1] == ["cluster"]:
+        from .cluster_cli import main as cluster_main
+        return cluster_main(argv[1:])
+    if argv[:1] == ["server"]:
+        from .servers_cli import main as server_main
+        return server_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python3 -m rrsuite")
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("up", help="start a shape and keep it up until signalled")

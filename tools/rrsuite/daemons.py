@@ -40,17 +40,21 @@ def create_user(api, env, email, customer, timeout=60):
     return lines[-1].strip()
 
 
-def start_api(api, env, log_dir, name="api", port=None, timeout=30.0, wait=True):
+API_READY_PATH = "/healthz"
+
+
+def start_api(api, env, log_dir, name="api", port=None, timeout=30.0, wait=True, detached=False, header=None):
     """rocket-rides-api on `port` (a free one by default); waits for /healthz unless wait=False
-    (to start several and then wait for each)."""
+    (to start several and then wait for each). detached: see Process."""
     port = port or free_port()
-    process = Process(name, [api], dict(env, PORT=str(port)), log_dir, port=port).start()
-    return process.wait_http("/healthz", timeout) if wait else process
+    process = Process(name, [api], dict(env, PORT=str(port)), log_dir, port=port, detached=detached,
+                      header=header).start()
+    return process.wait_http(API_READY_PATH, timeout) if wait else process
 
 
-def start_worker(path, env, log_dir, name):
+def start_worker(path, env, log_dir, name, detached=False, header=None):
     """An enqueuer, completer or reaper; see wait_started."""
-    return Process(name, [path], env, log_dir).start()
+    return Process(name, [path], env, log_dir, detached=detached, header=header).start()
 
 
 def wait_started(processes, settle=0.5):

@@ -1,14 +1,72 @@
 """PostgreSQL as the suites use it: a database of a suite's own, created in the cluster an admin URL
 names (the one scripts/test.sh and scripts/local-servers.sh start) and dropped at the end, as the
-C++ suites' TestDatabase does; queried with psql, so checks read what is committed. (Servers of
-their own are started by scripts/local-servers.sh: local_servers.py.)"""
+C++ suites' TestDatabase does; queried with psql, so checks read what is committed. And a server of
+its own: initdb and pg_ctl start as scripts/local-servers.sh runs them (`python3 -m rrsuite server
+postgres-init|postgres-start`), as the postgres user when we are root (PostgreSQL refuses root)."""
 
+import glob
 import json
+import os
+import pwd
+import re
 import secrets
 import shutil
+import sys
+import subprocess
 import urllib.parse
 
 from .process import HarnessError, run
+
+
+def pg_bin():
+    """The newest installed PostgreSQL's bin directory (/usr/lib/postgresql/N/bin)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin"),
+                   key=lambda p: [int(x) for x in re.findall(r"\d+", p)])
+    if not found:
+        raise HarnessError("PostgreSQL server binaries not found (install postgresql-15)")
+    return found[-1]
+
+
+def as_postgres(argv):
+    return (["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []) + list(argv)
+
+
+def _tail(path, lines):
+    try:
+        with open(path, "rb") as f:
+            sys.stderr.write("\n".join(f.read().decode(errors="replace").splitlines()[-lines:]) + "\n")
+    except OSError:
+        pass
+
+
+def initdb(data, logfile):
+    """A new cluster in `data` (trust on loopback, UTF8, not synced: a throwaway one); as root the
+    directory is made the postgres user's and its parent reachable. initdb's output in logfile."""
+    os.makedirs(data, exist_ok=True)
+    if os.getuid() == 0:
+        parent = os.path.dirname(os.path.abspath(data))
+        os.chmod(parent, os.stat(parent).st_mode | 0o001)
+        user = pwd.getpwnam("postgres")
+        os.chown(data, user.pw_uid, user.pw_gid)
+        os.chmod(data, 0o700)
+    with open(logfile, "wb") as log:
+        code = subprocess.run(as_postgres([os.path.join(pg_bin(), "initdb"), "-D", data, "-A", "trust", "-U", "postgres",
+                                           "--no-sync", "-E", "UTF8"]), stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=subprocess.STDOUT, timeout=300).returncode
+    if code != 0:
+        _tail(logfile, 1000)
+        raise HarnessError("initdb failed (exit %d; log: %s)" % (code, logfile))
+
+
+def pg_ctl_start(data, logfile, seconds, options):
+    """pg_ctl start of the cluster in `data` with server `options` (a string pg_ctl hands to a
+    shell: quoted values may hold spaces), waiting up to `seconds` for connections."""
+    code = subprocess.run(as_postgres([os.path.join(pg_bin(), "pg_ctl"), "-w", "-t", str(seconds), "-D", data, "-l",
+                                       logfile, "-o", options, "start"]), stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, timeout=seconds + 60).returncode
+    if code != 0:
+        _tail(logfile, 30)
+        raise HarnessError("pg_ctl start failed (exit %d; log: %s)" % (code, logfile))
 
 
 def with_database(url, database):

@@ -1,8 +1,9 @@
 """One supervised child process: spawned with its output appended to a log file of its own, waited
 for until a readiness probe answers (or it exits, or a timeout passes: either way one line that
-names the log), stopped with SIGTERM and then SIGKILL after a grace, and reaped. Every child dies
-with the thread that spawned it (PR_SET_PDEATHSIG), so a harness killed outright leaves no server
-on a port."""
+names the log), stopped with SIGTERM and then SIGKILL after a grace, and reaped. A child dies with
+the thread that spawned it (PR_SET_PDEATHSIG), so a harness killed outright leaves no server on a
+port; unless it is started detached: then it runs in a session of its own and outlives the
+command that started it (scripts/cluster.sh's members, which later commands find by pid file)."""
 
 import ctypes
 import os
@@ -78,8 +79,13 @@ class Process(Readiness):
     """A binary started with its own environment; restartable (each start appends to the same log
     under a header line). `port` is the caller's note of where it listens, if anywhere."""
 
-    def __init__(self, name, argv, env, log_dir, port=None):
+    def __init__(self, name, argv, env, log_dir, port=None, detached=False, header=None):
+        """detached: a session of its own and no PR_SET_PDEATHSIG (see the module's docstring).
+        header: the line written to the log before each start ("" for none), else "==== start N
+        at TIME ===="."""
         self.name = name
+        self.detached = detached
+        self.header = header
         self.argv = list(argv)
         self.env = env
         self.log_path = os.path.join(log_dir, name + ".log")
@@ -91,12 +97,21 @@ class Process(Readiness):
     def start(self):
         # PR_SET_PDEATHSIG fires when the spawning thread ends: only the main thread lives as
         # long as the harness.
-        assert threading.current_thread() is threading.main_thread(), "spawn children from the main thread"
+        assert self.detached or threading.current_thread() is threading.main_thread(), \
+            "spawn children from the main thread"
+        header = self.header
+        if header is None:
+            header = "\n==== start %d at %s ====" % (self.starts + 1, time.strftime("%H:%M:%S"))
         with open(self.log_path, "ab") as log:
-            log.write(("\n==== start %d at %s ====\n" % (self.starts + 1, time.strftime("%H:%M:%S"))).encode())
-            log.flush()
-            self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+            if header:
+                log.write((header + "\n").encode())
+                log.flush()
+            if self.detached:
+                self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+            else:
+                self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
+                                             stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         self.starts += 1
         return self
 

@@ -12,13 +12,16 @@ def cli(port, *args, host="127.0.0.1", timeout=30, check=True):
     return run(["redis-cli", "-h", host, "-p", str(port)] + list(args), timeout=timeout, check=check)
 
 
-def start(port, directory, pidfile, logfile, replica_ready=False, timeout=20.0):
+def start(port, directory, pidfile, logfile, replica_ready=False, timeout=20.0, replicaof=None):
     """redis-server on 127.0.0.1:port with --dir `directory` (which holds any dump it loads);
-    returns once it answers PING. replica_ready: no delay before a full sync to a replica."""
+    returns once it answers PING. replica_ready: no delay before a full sync to a replica;
+    replicaof: the port of a master on 127.0.0.1 this one replicates."""
     argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--daemonize", "yes", "--pidfile", pidfile, "--logfile", logfile, "--dir", directory]
     if replica_ready:
         argv += ["--repl-diskless-sync-delay", "0"]
+    if replicaof:
+        argv += ["--replicaof", "127.0.0.1", str(replicaof)]
     run(argv, timeout=30)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
