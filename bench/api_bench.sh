@@ -54,16 +54,10 @@ stats_settle=${STATS_SETTLE:-11}
 replay_db_keys=${REPLAY_DB_KEYS:-2000}
 results_file=${RESULTS_FILE:-bench/results/api_bench-$(date +%Y%m%d-%H%M%S).md}
 
-for b in rocket-rides-api rocket-rides-stripe-mock rocket-rides-bench-sql; do
-  if [ ! -x "$build/bin/$b" ]; then
-    scripts/build.sh "$build" -DCMAKE_BUILD_TYPE=Release -DROCKET_RIDES_TESTS=OFF
-    break
-  fi
-done
-bin=$(cd "$build/bin" && pwd)  # BUILD_DIR may be relative or absolute
-for tool in wrk pgbench psql curl python3 pgbouncer haproxy nginx; do
-  command -v "$tool" >/dev/null || { echo "api_bench: $tool is not installed" >&2; exit 1; }
-done
+# shellcheck source=bench/lib/release_binaries.sh
+. bench/lib/release_binaries.sh
+release_binaries "$build"
+require_tools api_bench wrk pgbench psql curl python3 pgbouncer haproxy nginx
 
 # shellcheck source=bench/ports.sh
 . bench/ports.sh

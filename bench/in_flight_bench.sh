@@ -34,16 +34,10 @@ fill_seconds=${FILL_SECONDS:-30}
 stats_settle=${STATS_SETTLE:-11}
 results_file=${RESULTS_FILE:-bench/results/in_flight_bench-$(date +%Y%m%d-%H%M%S).md}
 
-for b in rocket-rides-api rocket-rides-stripe-mock rocket-rides-bench-sql; do
-  if [ ! -x "$build/bin/$b" ]; then
-    scripts/build.sh "$build" -DCMAKE_BUILD_TYPE=Release -DROCKET_RIDES_TESTS=OFF
-    break
-  fi
-done
-bin=$(cd "$build/bin" && pwd)
-for tool in wrk pgbench psql python3; do
-  command -v "$tool" >/dev/null || { echo "in_flight_bench: $tool is not installed" >&2; exit 1; }
-done
+# shellcheck source=bench/lib/release_binaries.sh
+. bench/lib/release_binaries.sh
+release_binaries "$build"
+require_tools in_flight_bench wrk pgbench psql python3
 
 # shellcheck source=bench/ports.sh
 . bench/ports.sh
