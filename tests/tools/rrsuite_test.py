@@ -20,6 +20,15 @@ from rrsuite.ports import free_port  # noqa: E402  (importable only once the pat
 from rrsuite.process import HarnessError, Process  # noqa: E402
 
 
+
+def python_with_process(body):
+    """A Python of its own (a harness, a command line) that runs BODY with rrsuite's Process,
+    os, sys and time imported."""
+    tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
+    return [sys.executable, "-c",
+            "import sys, os, time; sys.path.insert(0, %r); sys.dont_write_bytecode = True\n"
+            "from rrsuite.process import Process\n" % tools + body]
+
 class Supervisor(unittest.TestCase):
     def setUp(self):
         self.log_dir = tempfile.mkdtemp(prefix="rrsuite-test-")
@@ -73,13 +82,9 @@ class Supervisor(unittest.TestCase):
     def test_a_child_dies_with_the_harness(self):
         # A harness (a Python of its own) starts a sleeper through Process and is killed outright;
         # the sleeper must not outlive it.
-        tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
         harness = subprocess.Popen(
-            [sys.executable, "-c",
-             "import sys, os, time; sys.path.insert(0, %r); sys.dont_write_bytecode = True\n"
-             "from rrsuite.process import Process\n"
-             "p = Process('orphan', ['sleep', '60'], dict(os.environ), %r).start()\n"
-             "print(p.proc.pid, flush=True); time.sleep(60)" % (tools, self.log_dir)],
+            python_with_process("p = Process('orphan', ['sleep', '60'], dict(os.environ), %r).start()\n"
+                                "print(p.proc.pid, flush=True); time.sleep(60)" % self.log_dir),
             stdout=subprocess.PIPE)
         child = int(harness.stdout.readline())
         harness.stdout.close()
@@ -98,14 +103,10 @@ class Supervisor(unittest.TestCase):
     def test_a_detached_child_outlives_the_command_that_started_it(self):
         # A command line (a Python of its own) starts a sleeper detached and exits; the sleeper
         # runs on, in a session of its own, with the header the caller chose in its log.
-        tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
         result = subprocess.run(
-            [sys.executable, "-c",
-             "import sys, os; sys.path.insert(0, %r); sys.dont_write_bytecode = True\n"
-             "from rrsuite.process import Process\n"
-             "p = Process('member', ['sleep', '60'], dict(os.environ), %r, detached=True,\n"
-             "            header='==== member started ====').start()\n"
-             "print(p.proc.pid, flush=True)" % (tools, self.log_dir)],
+            python_with_process("p = Process('member', ['sleep', '60'], dict(os.environ), %r, detached=True,\n"
+                                "            header='==== member started ====').start()\n"
+                                "print(p.proc.pid, flush=True)" % self.log_dir),
             stdout=subprocess.PIPE, timeout=30)
         child = int(result.stdout.decode().strip())
         self.addCleanup(lambda: os.path.exists("/proc/%d" % child) and os.kill(child, 9))
