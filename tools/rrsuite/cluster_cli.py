@@ -29,7 +29,7 @@ import sys
 import traceback
 
 from . import haproxy, members, pgbouncer, ports
-from .clusterdir import HAPROXY_SOURCE, ClusterDir, ClusterError, bash_quote, say
+from .clusterdir import HAPROXY_SOURCE, ClusterDir, ClusterError, bash_quote, read_assignments, say
 from .paths import LOCAL_SERVERS, REPO
 from .process import http_status
 
@@ -199,12 +199,10 @@ def start_plain(cluster, bin_dir):
                       stdout=subprocess.DEVNULL).returncode != 0:
         raise ClusterError()
     cluster.conf = {"BIN_DIR": bin_dir}
-    with open(cluster.file("servers", "ports")) as f:
-        for line in f:
-            name, _, value = line.strip().partition("=")
-            if name in ("PG_PORT", "REDIS_PORT"):
-                cluster.conf[name] = value
-                ports._taken.add(int(value))
+    servers = read_assignments(cluster.file("servers", "ports"))
+    for name in ("PG_PORT", "REDIS_PORT"):
+        cluster.conf[name] = servers[name]
+        ports._taken.add(int(servers[name]))
     for name in CONF_VARIABLES[3:]:
         cluster.conf[name] = str(ports.free_port())
     with open(cluster.file("cluster.conf"), "w") as f:

@@ -70,15 +70,21 @@ def _exited(cluster, name):
     return ClusterError()  # said already
 
 
+def _not_ready(cluster, name, error):
+    """A readiness wait's HarnessError as the command line says it: its first clause, then the end
+    of the member's log."""
+    say("%s; the end of logs/%s.log:" % (str(error).split(";")[0].split(" (log:")[0], name))
+    cluster.log_tail(name)
+    return ClusterError()  # said already
+
+
 def wait_http(cluster, name, process, port, path, seconds):
     """Until GET path on port answers 2xx or 3xx; fails at once if the member has exited."""
     try:
         process.wait_ready(lambda: 200 <= http_status(port, path) < 400, "answer GET %s on port %d" % (path, port),
                            seconds, interval=0.1)
     except HarnessError as error:
-        say("%s; the end of logs/%s.log:" % (str(error).split(";")[0].split(" (log:")[0], name))
-        cluster.log_tail(name)
-        raise ClusterError() from None
+        raise _not_ready(cluster, name, error) from None
 
 
 def wait_alive(cluster, name, process):
@@ -92,18 +98,10 @@ def start_pgbouncer(cluster):
     directory = cluster.file("pgbouncer")
     process = launch(cluster, "pgbouncer", pgbouncer.argv(directory), cluster.base_env(pgbouncer.HOME),
                      user=pgbouncer.USER)
-    port = cluster.port("PGBOUNCER_PORT")
-    # A deadline, not a count of tries: a query PgBouncer cannot pass waits in it for a server.
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if not process.alive():
-            raise _exited(cluster, "pgbouncer")
-        if pgbouncer.passes_queries(port, timeout=max(1.0, deadline - time.monotonic())):
-            return
-        time.sleep(0.1)
-    say("pgbouncer does not pass queries to PostgreSQL after 10 s; the end of logs/pgbouncer.log:")
-    cluster.log_tail("pgbouncer")
-    raise ClusterError()
+    try:
+        pgbouncer.wait_ready(process, cluster.port("PGBOUNCER_PORT"))
+    except HarnessError as error:
+        raise _not_ready(cluster, "pgbouncer", error) from None
 
 
 def start_haproxy(cluster):
@@ -170,9 +168,7 @@ def start_patroni(cluster, n):
         process.wait_ready(lambda: http_status(port, "/health", host=address, timeout=1) != 0,
                            "answer on its REST API", 30, interval=0.1)
     except HarnessError as error:
-        say("%s; the end of logs/%s.log:" % (str(error).split(";")[0].split(" (log:")[0], name))
-        cluster.log_tail(name)
-        raise ClusterError() from None
+        raise _not_ready(cluster, name, error) from None
 
 
 def start_member(cluster, name):
@@ -243,8 +239,9 @@ def stop_members(cluster, names, kill9=False):
             pass
     for name in names:
         pid = pids.get(name)
-        if pid is not None and not wait_gone(pid, 10 if kill9 else stop_bound(cluster, name)):
-            say("%s (pid %d) did not stop within %d s: kill -9" % (name, pid, stop_bound(cluster, name)))
+        bound = 10 if kill9 else stop_bound(cluster, name)
+        if pid is not None and not wait_gone(pid, bound):
+            say("%s (pid %d) did not stop within %d s: kill -9" % (name, pid, bound))
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

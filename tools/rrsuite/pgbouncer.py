@@ -9,6 +9,7 @@ import os
 import pwd
 import re
 import subprocess
+import time
 
 from .paths import REPO
 
@@ -72,6 +73,15 @@ def passes_queries(port, timeout=30.0):
                               stderr=subprocess.DEVNULL, timeout=timeout).returncode == 0
     except subprocess.TimeoutExpired:
         return False
+
+
+def wait_ready(process, port, seconds=10):
+    """Until a query passes through the PgBouncer `process` on `port`. A deadline, not a count of
+    tries: a query PgBouncer cannot pass waits in it for a server, so each try gets what is left.
+    Raises HarnessError naming its log if it exits first or the deadline passes."""
+    deadline = time.monotonic() + seconds
+    return process.wait_ready(lambda: passes_queries(port, timeout=max(1.0, deadline - time.monotonic())),
+                              "pass a query to PostgreSQL", seconds, interval=0.1)
 
 
 def show_config(port):

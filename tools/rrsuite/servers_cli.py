@@ -51,8 +51,7 @@ def run(kind, args):
         if problem:
             raise HarnessError(problem)
         process = _detached(as_user(pgbouncer.argv(directory), pgbouncer.USER), env, logfile, int(port))
-        process.wait_ready(lambda: pgbouncer.passes_queries(int(port), timeout=5), "pass a query to PostgreSQL", 10,
-                           interval=0.1)
+        pgbouncer.wait_ready(process, int(port))
         problems = pgbouncer.policy_problems(int(port))
         if problems:
             raise HarnessError("PgBouncer does not run deploy/pgbouncer.ini: " + "; ".join(problems))
