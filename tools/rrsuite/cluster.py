@@ -4,6 +4,7 @@ its export lines and recorded settings read back, and its members behind Process
 
 import os
 
+from .clusterdir import ClusterDir
 from .local_servers import parse_exports
 from .paths import CLUSTER
 from .process import HarnessError, Readiness, guard, run
@@ -38,17 +39,8 @@ def stop(cluster_dir, env=None, timeout=300):
 
 
 def app_settings(cluster_dir):
-    """DIR/app.env: the daemons' settings as scripts/cluster.sh recorded them (K=V lines)."""
-    settings = {}
-    try:
-        with open(os.path.join(cluster_dir, "app.env")) as f:
-            for line in f:
-                name, sep, value = line.rstrip("\n").partition("=")
-                if sep and name:
-                    settings[name] = value
-    except OSError:
-        pass
-    return settings
+    """DIR/app.env: the daemons' settings as scripts/cluster.sh recorded them, {name: value}."""
+    return dict(ClusterDir(cluster_dir).app_settings())
 
 
 class Member(Readiness):
@@ -70,18 +62,8 @@ class Member(Readiness):
         self.kills = 0
 
     def pid(self):
-        try:
-            with open(os.path.join(self.cluster_dir, "pids", self.name + ".pid")) as f:
-                pid, started = f.read().split()
-            with open("/proc/%s/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            # fields[0] is the state; fields[19] the start time (field 22 of stat): a pid reused by
-            # another process does not count.
-            if fields[0] != "Z" and fields[19] == started:
-                return int(pid)
-        except (OSError, ValueError, IndexError):
-            pass
-        return None
+        """Its pid while the very process the script started runs (not a zombie, not a reused pid)."""
+        return ClusterDir(self.cluster_dir).member_pid(self.name)
 
     @property
     def proc(self):
