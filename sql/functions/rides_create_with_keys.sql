@@ -27,7 +27,15 @@ RETURNS TABLE (ordinal int, failed_sqlstate text, inserted boolean, id bigint, u
                ride_id bigint, ride_origin_lat text, ride_origin_lon text, ride_target_lat text,
                ride_target_lon text, ride_stripe_charge_id text, ride_created_at text, ride_cancelled_at text,
                ride_stripe_refund_id text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- A batch touches a handful of rows, each through a unique index, so no plan that reads a whole
+-- table is ever right for it. The planner alone would choose one on a database whose statistics
+-- were never gathered (estimates for tiny tables) and keep it in the session's cached plan while
+-- the tables grow, until the first autoanalyze: a sequential scan of idempotency_keys for every
+-- batch (the join that reads keys that already existed). These settings hold for this function's
+-- statements only.
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+AS $$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY

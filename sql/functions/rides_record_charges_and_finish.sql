@@ -21,7 +21,14 @@ CREATE OR REPLACE FUNCTION rides_record_charges_and_finish(p_key_ids bigint[], p
                                                            p_currencies text[], p_user_ids bigint[],
                                                            p_response_codes int[], p_response_bodies text[])
 RETURNS TABLE (ordinal int, failed_sqlstate text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- A batch touches a handful of rows, each through a unique index, so no plan that reads a whole
+-- table is ever right for it. The planner alone would choose one on a database whose statistics
+-- were never gathered (estimates for tiny tables) and keep it in the session's cached plan while
+-- the tables grow, until the first autoanalyze: a sequential scan of idempotency_keys and rides and
+-- two of the ledger for every batch. These settings hold for this function's statements only.
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+AS $$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY

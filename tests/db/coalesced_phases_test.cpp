@@ -44,6 +44,60 @@ constexpr const char* kT1 = "'00000000-0000-4000-8000-000000000001'";
 constexpr const char* kT2 = "'00000000-0000-4000-8000-000000000002'";
 constexpr const char* kT3 = "'00000000-0000-4000-8000-000000000003'";
 
+// Makes `session` hand its pending counts to the statistics collector, which it does on going idle
+// after pg_stat_force_next_flush(), before the answer that follows.
+void flush_statistics(pqxx::connection& session) {
+  pqxx::nontransaction tx(session);
+  tx.exec("SELECT pg_stat_force_next_flush()");
+}
+
+// Sequential scans of the tables the batches read, as the collector has them.
+std::string sequential_scans(pqxx::connection& reader) {
+  pqxx::nontransaction tx(reader);
+  tx.exec("SELECT pg_stat_clear_snapshot()");
+  return tx
+      .exec1(
+          "SELECT string_agg(relname || '=' || seq_scan, ' ' ORDER BY relname) FROM pg_stat_user_tables "
+          "WHERE relname IN ('idempotency_keys', 'rides', 'provider_charges')")[0]
+      .as<std::string>();
+}
+
+// Ten new keys for `user` created by rides_create_with_keys and finished by
+// rides_record_charges_and_finish on `session`, as the API's coalescer calls them.
+void create_and_finish_ten_keys(pqxx::connection& session, std::int64_t user, int first) {
+  std::string ids = "{", tokens = "{";
+  {
+    pqxx::work tx(session);
+    auto rows = tx.exec_params(
+        "SELECT id, lock_token FROM rides_create_with_keys(array_fill($1::bigint, ARRAY[10]), "
+        "ARRAY(SELECT 'stale-plan-key-' || lpad(x::text, 8, '0') FROM generate_series($2::int, $2 + 9) x), "
+        "array_fill('POST'::text, ARRAY[10]), array_fill('/rides'::text, ARRAY[10]), "
+        "array_fill('{}'::jsonb, ARRAY[10]), array_fill(''::text, ARRAY[10]), "
+        "ARRAY(SELECT gen_random_uuid() FROM generate_series(1, 10)), array_fill(90::float8, ARRAY[10]), "
+        "array_fill(1::numeric, ARRAY[10]), array_fill(2::numeric, ARRAY[10]), array_fill(3::numeric, ARRAY[10]), "
+        "array_fill(4::numeric, ARRAY[10]), ARRAY(SELECT 'rr-' || x FROM generate_series($2::int, $2 + 9) x)) "
+        "ORDER BY ordinal",
+        user, first);
+    tx.commit();
+    BOOST_TEST_REQUIRE(rows.size() == 10u);
+    for (const auto& row : rows) {
+      ids += (ids.size() > 1 ? "," : "") + row[0].as<std::string>();
+      tokens += (tokens.size() > 1 ? "," : "") + row[1].as<std::string>();
+    }
+  }
+  ids += "}";
+  tokens += "}";
+  pqxx::work tx(session);
+  auto failed = tx.exec_params1(
+      "SELECT count(failed_sqlstate) FROM rides_record_charges_and_finish($1::bigint[], $2::uuid[], "
+      "ARRAY(SELECT 'ch_stale_' || x FROM unnest($1::bigint[]) x), array_fill(2000::bigint, ARRAY[10]), "
+      "array_fill('usd'::text, ARRAY[10]), array_fill($3::bigint, ARRAY[10]), array_fill(201, ARRAY[10]), "
+      "array_fill('{}'::text, ARRAY[10]))",
+      ids, tokens, user);
+  tx.commit();
+  BOOST_TEST(failed[0].as<int>() == 0);
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(coalesced_phases, BatchFixture)
@@ -142,6 +196,38 @@ BOOST_AUTO_TEST_CASE(a_batch_call_carries_each_argument_as_an_array_postgresql_r
   BOOST_TEST(row[3].as<std::string>() == body);
   BOOST_TEST(row[4].as<std::string>() == "NULL");  // the text, not a NULL element
   BOOST_TEST(row[5].as<int>() == 2);
+}
+
+// A database `migrate` just made has no statistics: the first batches of a session are planned for
+// tiny tables, and the session keeps those plans while the tables grow, until an autoanalyze. No
+// plan of a batch function may read a whole table, then or later.
+BOOST_AUTO_TEST_CASE(batches_planned_while_the_tables_were_tiny_still_read_no_table_whole) {
+  db.scalar(
+      "ALTER TABLE idempotency_keys SET (autovacuum_enabled = false); "
+      "ALTER TABLE rides SET (autovacuum_enabled = false); "
+      "ALTER TABLE provider_charges SET (autovacuum_enabled = false)");
+  pqxx::connection session(db.direct_url());  // one pooled connection of the API: its plans are cached
+  for (int first = 1; first <= 60; first += 10) create_and_finish_ten_keys(session, alice, first);
+  // Thousands of keys, rides and charges later (from other sessions), still never analyzed.
+  db.scalar(
+      "INSERT INTO idempotency_keys (idempotency_key, request_method, request_params, request_path, "
+      "recovery_point, response_code, locked_at, user_id) "
+      "SELECT 'grown-key-' || lpad(g::text, 12, '0'), 'POST', '{}', '/rides', 'finished', 201, NULL, " +
+      std::to_string(alice) +
+      " FROM generate_series(1, 5000) g; "
+      "INSERT INTO rides (idempotency_key_id, origin_lat, origin_lon, target_lat, target_lon, user_id, "
+      "stripe_charge_id) SELECT id, 1, 2, 3, 4, user_id, 'ch_grown_' || id FROM idempotency_keys "
+      "WHERE idempotency_key LIKE 'grown-key-%'; "
+      "INSERT INTO provider_charges (stripe_charge_id, ride_id, user_id, amount, currency) "
+      "SELECT stripe_charge_id, id, user_id, 2000, 'usd' FROM rides WHERE stripe_charge_id LIKE 'ch_grown_%'");
+  pqxx::connection reader(db.direct_url());
+  flush_statistics(db.conn());
+  flush_statistics(session);
+  auto before = sequential_scans(reader);
+  for (int first = 61; first <= 260; first += 10) create_and_finish_ten_keys(session, alice, first);
+  flush_statistics(session);
+  BOOST_TEST(sequential_scans(reader) == before);
+  BOOST_TEST(db.scalar("SELECT count(*) FROM provider_charges WHERE stripe_charge_id LIKE 'ch_stale_%'") == "260");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
