@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <cctype>
 #include <csignal>
+#include <future>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -623,6 +624,24 @@ BOOST_AUTO_TEST_CASE(the_next_fault_counts_are_set_at_run_time_and_count_down) {
   BOOST_TEST(mock.handle(post("/_mock/config", "fail_next=3")).status == 200);
   auto reset = parse(mock.handle(post("/_mock/reset", "")).body);
   BOOST_TEST(reset["fail_next"].GetInt64() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_hold_keeps_every_provider_request_waiting_until_it_is_cleared) {
+  Mock mock("", {}, 1);
+  BOOST_TEST(parse(mock.handle(post("/_mock/config", "hold=1")).body)["hold"].GetInt() == 1);
+  auto held = std::async(std::launch::async, [&] { return mock.handle(post("/v1/charges", kCharge)); });
+  // Far past the poll interval: the charge is still waiting, and not recorded yet.
+  BOOST_TEST((held.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout));
+  BOOST_TEST(stat(mock, "charges") == 0);
+  BOOST_TEST(parse(mock.handle(post("/_mock/config", "hold=0")).body)["hold"].GetInt() == 0);
+  BOOST_TEST_REQUIRE((held.wait_for(std::chrono::seconds(10)) == std::future_status::ready));
+  BOOST_TEST(held.get().status == 200);
+  BOOST_TEST(stat(mock, "charges") == 1);
+  for (std::string bad : {"hold=2", "hold=yes", "hold=-1"}) {
+    BOOST_TEST_CONTEXT(bad) { BOOST_TEST(mock.handle(post("/_mock/config", bad)).status == 400); }
+  }
+  BOOST_TEST(parse(mock.handle(post("/_mock/config", "hold=1")).body)["hold"].GetInt() == 1);
+  BOOST_TEST(parse(mock.handle(post("/_mock/reset", "")).body)["hold"].GetInt() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_replay_answers_the_charge_as_it_was_first_answered_even_after_a_refund) {

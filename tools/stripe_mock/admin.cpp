@@ -177,6 +177,8 @@ http::Response Mock::faults_json() {
   writer.Int64(faults_.fail_next);
   writer.Key("drop_next");
   writer.Int64(faults_.drop_next);
+  writer.Key("hold");
+  writer.Int(faults_.hold ? 1 : 0);
   writer.EndObject();
   return json(buffer);
 }
@@ -210,9 +212,12 @@ http::Response Mock::configure(const http::Request& request) {
                           ", got \"" + value + "\"");
       }
       (name == "fail_next" ? updated.fail_next : updated.drop_next) = *count;
+    } else if (name == "hold") {
+      if (value != "0" && value != "1") return bad_config("hold must be 0 or 1, got \"" + value + "\"");
+      updated.hold = value == "1";
     } else {
       return bad_config("unknown setting " + name +
-                        " (expected failure_rate, latency_ms, drop_rate, fail_next or drop_next)");
+                        " (expected failure_rate, latency_ms, drop_rate, fail_next, drop_next or hold)");
     }
   }
   {

@@ -21,6 +21,10 @@ struct Faults {
   double drop_rate = 0;                  // MOCK_DROP_RATE: recorded, then the connection is dropped
   std::int64_t fail_next = 0;            // answered 500 like failure_rate, then counted down
   std::int64_t drop_next = 0;            // dropped like drop_rate, then counted down
+  // While set, every /v1/ request waits after its latency until it is cleared (at most
+  // kMaxLatencyMs): a provider that holds charges exactly as long as a test needs, however slow
+  // the machine, where a latency would be a guess.
+  bool hold = false;
 };
 
 // Idempotency keys kept by default: at the bench's pace (some 4,400 charges a second) the last

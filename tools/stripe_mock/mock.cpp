@@ -109,6 +109,11 @@ http::Response Mock::route(const http::Request& request, const std::string& requ
   return unrecognized(request);
 }
 
+bool Mock::held() {
+  std::lock_guard lock(mutex_);
+  return faults_.hold;
+}
+
 bool Mock::authorized(const http::Request& request) const {
   auto token = bearer_token(request);
   return token && (api_key_.empty() || *token == api_key_);
@@ -123,6 +128,10 @@ http::Response Mock::api(const http::Request& request, const std::string& reques
   }
   // Outside the lock: a slow provider is slow for everyone at once, not one request at a time.
   if (latency.count() > 0) fiber::sleep_for(latency);  // a fiber's sleep, or the worker's
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kMaxLatencyMs);
+       held() && std::chrono::steady_clock::now() < until;) {
+    fiber::sleep_for(kHoldPollInterval);
+  }
 
   auto token = bearer_token(request);
   if (!token) {

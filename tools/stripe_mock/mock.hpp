@@ -41,8 +41,8 @@ inline constexpr std::string_view kDefaultStripeVersion = "2024-06-20";
 //   Faults (failures, drops) apply to POST /v1/charges, POST /v1/refunds and their lists, latency
 //   to all /v1/.
 // Admin, no auth: GET /_mock/stats (counters, idempotency keys kept and pruned), GET /_mock/charges, GET
-// /_mock/refunds, GET|POST /_mock/config (failure_rate, latency_ms, drop_rate, fail_next, drop_next as JSON or form
-// fields), POST /_mock/reset (state, counters, and faults back to the startup values).
+// /_mock/refunds, GET|POST /_mock/config (failure_rate, latency_ms, drop_rate, fail_next, drop_next, hold as JSON or
+// form fields), POST /_mock/reset (state, counters, and faults back to the startup values).
 class Mock {
  public:
   // `api_key` empty accepts any Bearer token; `seed` makes ids and injected faults reproducible.
@@ -78,6 +78,10 @@ class Mock {
   http::Response retrieve(const std::string& path);
   http::Response list(const http::Request& request);
   bool authorized(const http::Request& request) const;
+  // Whether /v1/ requests are held (Faults::hold); a held request looks again every
+  // kHoldPollInterval.
+  bool held();
+  static constexpr std::chrono::milliseconds kHoldPollInterval{20};
   // mutex_ held: whether this charge or refund request is answered by an injected fault.
   bool inject_failure();
   bool inject_drop();
