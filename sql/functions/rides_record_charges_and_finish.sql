@@ -26,7 +26,8 @@ LANGUAGE plpgsql
 -- table is ever right for it. The planner alone would choose one on a database whose statistics
 -- were never gathered (estimates for tiny tables) and keep it in the session's cached plan while
 -- the tables grow, until the first autoanalyze: a sequential scan of idempotency_keys and rides and
--- two of the ledger for every batch. These settings hold for this function's statements only.
+-- two of the ledger for every batch. These settings hold for this function's statements only
+-- (they do not stop a hashed subplan from reading a whole table through its index: see below).
 SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 AS $$
 #variable_conflict use_column
@@ -41,13 +42,17 @@ BEGIN
     ), target AS (
         -- Each request's ride, read by its key in this snapshot before the charge id is set on it,
         -- and whether the ledger would refuse its charge.
+        -- The ledger is probed per request (LATERAL, LIMIT 1): as two EXISTS under an OR the
+        -- planner may hash each whole ledger once a batch, and no setting forbids that.
         SELECT q.*, r.id AS ride_id,
                CASE WHEN m.rendered THEN NULL ELSE q.response_body END AS stored_body,
                CASE WHEN m.rendered THEN 1::smallint END AS stored_renderer,
-               EXISTS (SELECT 1 FROM provider_charges c WHERE c.stripe_charge_id = q.charge_id)
-                   OR EXISTS (SELECT 1 FROM provider_charges c WHERE c.ride_id = r.id)
+               by_charge.ride_id IS NOT NULL OR by_ride.ride_id IS NOT NULL
                    OR row_number() OVER (PARTITION BY q.charge_id ORDER BY q.ordinal) > 1 AS refused
         FROM request q JOIN rides r ON r.idempotency_key_id = q.key_id
+        LEFT JOIN LATERAL (SELECT c.ride_id FROM provider_charges c WHERE c.stripe_charge_id = q.charge_id LIMIT 1)
+            by_charge ON true
+        LEFT JOIN LATERAL (SELECT c.ride_id FROM provider_charges c WHERE c.ride_id = r.id LIMIT 1) by_ride ON true
         CROSS JOIN LATERAL (SELECT q.response_code = 201 AND q.response_body = rides_created_body_v1(
                                 r.id, r.origin_lat, r.origin_lon, r.target_lat, r.target_lon, q.charge_id, r.created_at)
                                 AS rendered) m
