@@ -2,6 +2,8 @@
 // complete, so that a builder that dies half-way leaves nothing another test could copy.
 #include "support/migrated_template.hpp"
 
+#include <map>
+#include <mutex>
 #include <pqxx/pqxx>
 
 #include "common/db/migrations.hpp"
@@ -29,13 +31,20 @@ constexpr long long kTemplateBuilderLock = 0x72725f74706c;  // "rr_tpl"
 }  // namespace
 
 std::string migrated_template(const std::string& admin_url) {
+  // Found or built once per test process: the later databases of a suite are copied without
+  // another connection, fingerprint or lookup.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;  // admin URL -> template name
+  std::lock_guard lock(mutex);
+  if (auto found = known.find(admin_url); found != known.end()) return found->second;
+
   pqxx::connection admin(admin_url);
   pqxx::nontransaction tx(admin);
   const std::string name = "rr_template_" + fingerprint_of_embedded_schema(tx);
   auto exists = [&] {
     return tx.exec_params1("SELECT count(*) FROM pg_database WHERE datname = $1", name)[0].as<int>() == 1;
   };
-  if (exists()) return name;
+  if (exists()) return known[admin_url] = name;
 
   tx.exec_params("SELECT pg_advisory_lock($1)", kTemplateBuilderLock);
   if (!exists()) {
@@ -49,7 +58,7 @@ std::string migrated_template(const std::string& admin_url) {
     tx.exec("ALTER DATABASE " + name + " WITH IS_TEMPLATE true ALLOW_CONNECTIONS false");
   }
   tx.exec_params("SELECT pg_advisory_unlock($1)", kTemplateBuilderLock);
-  return name;
+  return known[admin_url] = name;
 }
 
 }  // namespace rr::test

@@ -9,9 +9,9 @@ namespace rr::test {
 
 // The name of a database holding exactly what `migrate` makes of an empty database with the
 // migrations and function files compiled into this binary, created on the first call in the
-// cluster that `admin_url` reaches. Safe when many test processes call it at once: they wait for
-// one builder. Connections to it are refused once it is built, so that CREATE DATABASE ... TEMPLATE
-// never meets a session in it.
+// cluster that `admin_url` reaches and remembered by the process after its first call. Safe when
+// many test processes call it at once: they wait for one builder. Connections to it are refused
+// once it is built, so that CREATE DATABASE ... TEMPLATE never meets a session in it.
 std::string migrated_template(const std::string& admin_url);
 
 }  // namespace rr::test
