@@ -20,7 +20,6 @@ from rrsuite.ports import free_port  # noqa: E402  (importable only once the pat
 from rrsuite.process import HarnessError, Process  # noqa: E402
 
 
-
 def python_with_process(body):
     """A Python of its own (a harness, a command line) that runs BODY with rrsuite's Process,
     os, sys and time imported."""
@@ -28,6 +27,7 @@ def python_with_process(body):
     return [sys.executable, "-c",
             "import sys, os, time; sys.path.insert(0, %r); sys.dont_write_bytecode = True\n"
             "from rrsuite.process import Process\n" % tools + body]
+
 
 class Supervisor(unittest.TestCase):
     def setUp(self):
