@@ -40,10 +40,6 @@ cleanup() {
     kill -TERM -- "-$bootstrap_pid" 2>/dev/null || true
     wait "$bootstrap_pid" 2>/dev/null || true
   fi
-  if [[ -n ${lintian_pid:-} ]]; then
-    kill -TERM "$lintian_pid" 2>/dev/null || true
-    wait "$lintian_pid" 2>/dev/null || true
-  fi
   for pid in "${started_pids[@]}"; do
     kill -TERM "$pid" 2>/dev/null || true
   done
@@ -123,6 +119,7 @@ changes=$packages/rocket-rides_${version}_amd64.changes
 [[ -f $changes ]] || changes=""
 lintian --fail-on error,warning --info ${changes:-"$deb" "$tools_deb"} >"$work/lintian.log" 2>&1 &
 lintian_pid=$!
+started_pids+=($lintian_pid)
 
 # 3. A throw-away Debian 12 root with the packages' dependencies, each cached as a tarball: the
 # bare root by suite, the one with dependencies by the hash of the Depends fields.
@@ -154,9 +151,7 @@ if [[ ! -f $deps_tar ]]; then
 fi
 extract_root "$deps_tar"
 
-pid=$lintian_pid
-lintian_pid=
-if ! wait "$pid"; then
+if ! wait "$lintian_pid"; then
   cat "$work/lintian.log"
   fail "lintian reports errors or warnings without an override"
 fi
