@@ -62,6 +62,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection>, 
   void on_head(boost::system::error_code ec);
   void send_continue();
   void read_body();
+  void read_more(bool whole);
   void on_read(boost::system::error_code ec);
 
   // connection_dispatch.cpp

@@ -4,8 +4,8 @@
 // checks). A whole request goes on to connection_dispatch.cpp.
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/read.hpp>
 #include <string>
 
 #include "common/http/connection.hpp"
@@ -100,9 +100,7 @@ void ServerConnection::on_first_bytes(error_code ec, std::size_t n) {
 void ServerConnection::read_request() {
   error_code ec;
   if (parse_buffered(buffer_, *parser_, false, ec)) return on_head(ec);
-  stream_->expires_at(read_deadline_);
-  bhttp::async_read_header(*stream_, buffer_, *parser_,
-                           [self = shared_from_this()](error_code ec, std::size_t) { self->on_head(ec); });
+  read_more(false);
 }
 
 void ServerConnection::on_head(error_code ec) {
@@ -134,9 +132,29 @@ void ServerConnection::send_continue() {
 void ServerConnection::read_body() {
   error_code ec;
   if (parse_buffered(buffer_, *parser_, true, ec)) return on_read(ec);
+  read_more(true);
+}
+
+// The parser has taken what it can from the buffer and needs more. Read it here, not through
+// Beast's http::async_read, which first hands the parser the unchanged buffer again: Boost 1.81's
+// parser expects more bytes on every call after need_more, and given a last chunk ("0\r\n") again
+// as it was, it fails an assertion (parse_buffered.hpp holds back the other way to reach it).
+void ServerConnection::read_more(bool whole) {
+  // As Beast's reads size theirs; none is left once the buffer holds its maximum, which only a
+  // chunk line or a trailer that never ends can reach (the header has its own, smaller limit).
+  std::size_t room = boost::beast::read_size(buffer_, kReadRoomBytes);
+  if (room == 0) {
+    error_code overflow = bhttp::error::buffer_overflow;
+    return whole ? on_read(overflow) : on_head(overflow);
+  }
   stream_->expires_at(read_deadline_);
-  bhttp::async_read(*stream_, buffer_, *parser_,
-                    [self = shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
+  stream_->async_read_some(buffer_.prepare(room), [self = shared_from_this(), whole](error_code ec, std::size_t n) {
+    if (self->state_ == S::closed) return;
+    // End of stream, a reset or the read deadline: a request cut short leaves nobody to answer.
+    if (ec) return self->close();
+    self->buffer_.commit(n);
+    whole ? self->read_body() : self->read_request();
+  });
 }
 
 void ServerConnection::on_read(error_code ec) {
@@ -153,11 +171,8 @@ void ServerConnection::on_read(error_code ec) {
       return write_error(431, "A chunk's header line or the trailer of a chunked body is larger than " +
                                   std::to_string(core_.options.header_limit) + " bytes.");
     }
-    // A request cut short (timeout, reset, EOF midway) leaves nobody to answer.
-    if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
-        ec.category() != bhttp::make_error_code(bhttp::error::bad_method).category()) {
-      return close();
-    }
+    // The parser's errors are the client's; a read that fails has closed in read_more.
+    if (ec.category() != bhttp::make_error_code(bhttp::error::bad_method).category()) return close();
     return write_error(400, "Malformed HTTP request.");
   }
   if (core_.closing) return close();

@@ -3,12 +3,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <stdexcept>
+#include <thread>
 
 namespace rr::test {
 namespace {
@@ -55,6 +57,15 @@ void RawConnection::send(std::string_view data) {
     auto n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
     if (n <= 0) throw std::runtime_error("send failed");
     data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void RawConnection::send_one_byte_at_a_time(std::string_view data, std::chrono::milliseconds pause) {
+  int on = 1;
+  if (::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0) throw std::runtime_error("TCP_NODELAY failed");
+  for (char byte : data) {
+    send(std::string_view(&byte, 1));
+    std::this_thread::sleep_for(pause);
   }
 }
 
