@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -100,15 +101,32 @@ asio::awaitable<ClientResponse> round_trip(Stream& stream, const OutgoingRequest
   std::optional<ResponseParser> parsed;
   for (int interim = 0;; ++interim) {
     auto& parser = fresh_parser(parsed, request);
-    error_code ec;
-    co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-    state.answered = state.answered || parser.got_some();
-    // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
-    if (ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof()) {
-      ec = {};
-      parser.put_eof(ec);
+    // Read here rather than by Beast's http::async_read, which hands the parser the buffer it
+    // answered need_more to again unchanged (a last chunk so fails an assertion in Boost 1.81;
+    // parse_buffered.hpp).
+    for (;;) {
+      error_code ec;
+      if (parse_buffered(buffer, parser, true, ec)) {
+        if (ec) throw boost::system::system_error(ec);
+        break;
+      }
+      std::size_t n = co_await stream.async_read_some(buffer.prepare(std::max(kAnswerReadSize, buffer.size())),
+                                                      asio::redirect_error(asio::use_awaitable, ec));
+      // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
+      bool truncated_at_the_end = ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof();
+      if (ec == asio::error::eof || truncated_at_the_end) {
+        // Nothing at all: a kept connection the server had closed.
+        if (!parser.got_some()) throw boost::system::system_error(bhttp::error::end_of_stream);
+        // The end of a body that runs to EOF, or an answer cut short (put_eof says which).
+        ec = {};
+        parser.put_eof(ec);
+        if (ec) throw boost::system::system_error(ec);
+        break;
+      }
+      if (ec) throw boost::system::system_error(ec);
+      buffer.commit(n);
+      state.answered = true;
     }
-    if (ec) throw boost::system::system_error(ec);
     if (is_final(parser, interim)) break;
   }
   co_return answer_of(*parsed, buffer, state);

@@ -1,5 +1,6 @@
 // http::Client keeps connections between requests and recovers when the server closed one,
-// against a bare loopback listener that counts the connections it accepts.
+// against a bare loopback listener that counts the connections it accepts; on a kept connection it
+// reads answers that arrive in pieces.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -23,19 +24,20 @@ using rr::test::request_to;
 
 namespace {
 
-// http::Client and interim (1xx) responses.
+// http::Client and answers that arrive in more than one piece.
 //
-// Answers each request on one kept connection. For the first request it sends an interim
-// "103 Early Hints" and, a moment later, the final "200 first"; the second request gets
-// "200 second". RFC 9110 15.2: a client MUST parse 1xx responses it did not expect and wait for
-// the final one.
-class EarlyHintsServer {
+// Answers each request on one kept connection, first with an interim "103 Early Hints" (RFC 9110
+// 15.2: a client MUST parse 1xx responses it did not expect and wait for the final one). Then the
+// first request gets, a moment later, the final "200 first"; the second "200 second" at once; the
+// third an empty chunked body whose last chunk comes with the head and whose ending CRLF comes a
+// byte at a time (Boost 1.81's parser, handed the last chunk again with one byte more, asserts).
+class PiecemealAnswersServer {
  public:
-  EarlyHintsServer() {
+  PiecemealAnswersServer() {
     listener_ = listen_on_loopback(port_);
     thread_ = std::thread([this] { serve(); });
   }
-  ~EarlyHintsServer() {
+  ~PiecemealAnswersServer() {
     ::shutdown(listener_, SHUT_RDWR);
     ::close(listener_);
     thread_.join();
@@ -71,13 +73,20 @@ class EarlyHintsServer {
       int served = 0;
       while (read_request(fd, buffer)) {
         say(fd, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n");
-        if (served++ == 0) {
+        if (served == 0) {
           std::this_thread::sleep_for(100ms);
           say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst");
-        } else {
+        } else if (served == 1) {
           // The interim answer and the final one in one write: read together, parsed apart.
           say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecond");
+        } else {
+          say(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n");
+          for (std::string_view byte : {"\r", "\n"}) {
+            std::this_thread::sleep_for(50ms);
+            say(fd, byte);
+          }
         }
+        ++served;
       }
       ::close(fd);
     }
@@ -155,7 +164,7 @@ BOOST_AUTO_TEST_CASE(a_client_without_room_for_idle_connections_keeps_none) {
 // From review: an interim 1xx taken for the final answer would leave that answer on the kept
 // connection, to be read as the answer to the next request: one charge's answer for another's.
 BOOST_AUTO_TEST_CASE(client_waits_past_interim_responses_and_never_hands_one_request_anothers_answer) {
-  EarlyHintsServer server;
+  PiecemealAnswersServer server;
   rr::http::Client client;
   auto first = client.send(charge_request(server.url(), "charge-key-A"));
   BOOST_TEST(first.status == 200);
@@ -164,23 +173,29 @@ BOOST_AUTO_TEST_CASE(client_waits_past_interim_responses_and_never_hands_one_req
   auto second = client.send(charge_request(server.url(), "charge-key-B"));
   BOOST_TEST(second.status == 200);
   BOOST_TEST(second.body == "second");  // not "first": that answer belongs to charge-key-A
+  auto third = client.send(charge_request(server.url(), "charge-key-C"));
+  BOOST_TEST(third.status == 200);
+  BOOST_TEST(third.body.empty());
 }
 
 // The same on a request fiber, whose request on a kept connection is written and read on the fiber
 // itself (round_trip_on_fiber), not by Beast's asynchronous operations.
 BOOST_AUTO_TEST_CASE(a_fiber_waits_past_interim_responses_on_a_kept_connection_too) {
-  EarlyHintsServer server;
+  PiecemealAnswersServer server;
   rr::http::Client client;
-  rr::http::ClientResponse first, second;
+  rr::http::ClientResponse first, second, third;
   rr::testing::run_fibers({[&] {
     first = client.send(charge_request(server.url(), "charge-key-A"));
     rr::fiber::sleep_for(200ms);
     second = client.send(charge_request(server.url(), "charge-key-B"));
+    third = client.send(charge_request(server.url(), "charge-key-C"));
   }});
   BOOST_TEST(first.body == "first");
   BOOST_TEST(second.status == 200);
   BOOST_TEST(second.body == "second");
   BOOST_TEST(second.header("Link").empty());  // the interim answer's header is not the final one's
+  BOOST_TEST(third.status == 200);
+  BOOST_TEST(third.body.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
