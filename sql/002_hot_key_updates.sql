@@ -1,4 +1,4 @@
--- Cheaper phase commits (issue 8). A request moves its key through recovery points with UPDATEs;
+-- Cheaper phase commits. A request moves its key through recovery points with UPDATEs;
 -- PostgreSQL can make those "heap-only" (no new entry in any index, far less WAL) only when no
 -- indexed column and no column of an index predicate changes, and the new row version fits on
 -- the same page. The completer's index used to cover last_run_at under a recovery_point

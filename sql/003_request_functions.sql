@@ -1,4 +1,4 @@
--- The SQL of a request's phases as PL/pgSQL functions (issue 12). PostgreSQL caches the plans of
+-- The SQL of a request's phases as PL/pgSQL functions. PostgreSQL caches the plans of
 -- a PL/pgSQL function's statements for the life of the server session, whoever calls it. Behind a
 -- transaction-pooling PgBouncer the API cannot prepare statements (DATABASE_PREPARED_STATEMENTS=off
 -- sends them unnamed), and PostgreSQL then parsed and planned these CTEs anew at every call: 2.1 ms

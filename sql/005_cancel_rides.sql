@@ -1,4 +1,4 @@
--- Cancelling a ride and refunding its charge, exactly once (issue 15). A ride gains when it was
+-- Cancelling a ride and refunding its charge, exactly once. A ride gains when it was
 -- cancelled, the provider's refund, the rider's reason, and the idempotency key its refund is sent
 -- with: fixed by the ride (not by the request), so however many requests, keys, retries and
 -- completers ask for the refund, the provider makes one. Like the charge's payment_idempotency_key

@@ -1,4 +1,4 @@
--- One round trip per phase (issue 14). A new key used to cost nine round trips: BEGIN, the key,
+-- One round trip per phase. A new key used to cost nine round trips: BEGIN, the key,
 -- the ride, the recovery point, COMMIT; then BEGIN, the charge, the response, COMMIT. Each of
 -- them is a wait for the API's thread and a wake-up for PostgreSQL's backend. The functions below
 -- do a whole phase, fence included, in one statement, which the API sends as

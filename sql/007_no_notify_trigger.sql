@@ -1,4 +1,4 @@
--- No NOTIFY per staging commit (issue 14). A transaction that has run NOTIFY takes a database-wide
+-- No NOTIFY per staging commit. A transaction that has run NOTIFY takes a database-wide
 -- lock while it commits (the notification queue's), so every commit that notifies waits for the
 -- one before it: the statement-level trigger of 001 made each staging transaction of every API and
 -- completer queue behind each other at commit. The processes that stage jobs now wake the enqueuer

@@ -1,4 +1,4 @@
--- The two phases of a new key as one statement each (issue 14): PostgreSQL's CPU per new key.
+-- The two phases of a new key as one statement each: PostgreSQL's CPU per new key.
 --
 -- 006 built rides_create_with_key and rides_record_charge_and_finish out of the functions before
 -- them, each a PL/pgSQL call running a statement of its own: four nested calls for the first

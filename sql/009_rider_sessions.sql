@@ -1,4 +1,4 @@
--- The rider's pages (issue 16): a browser signs in once with its API token and then carries only a
+-- The rider's pages: a browser signs in once with its API token and then carries only a
 -- session cookie. Only the SHA-256 of the cookie's 32 random bytes is stored (a leaked table
 -- grants nothing), with the token the rider signed in with, so revoking that token ends its
 -- sessions, and a CSRF token the pages' forms must echo. The reaper deletes expired rows.

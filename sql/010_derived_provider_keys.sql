@@ -1,4 +1,4 @@
--- Provider idempotency keys derived from the client's request (issue 30): the API computes the
+-- Provider idempotency keys derived from the client's request: the API computes the
 -- charge's key as HMAC-SHA256 of the user and the client's Idempotency-Key under the deployment's
 -- PROVIDER_KEY_SECRET (common/payments/provider_key.hpp) and stores it on the key when it creates
 -- it, in place of the random default. A request whose first commit a failover lost, retried by its

@@ -1,4 +1,4 @@
--- One definition per function (issue 33, point 5): from here on the functions live in
+-- One definition per function: from here on the functions live in
 -- sql/functions/<name>.sql and `migrate` (re)creates them after the numbered migrations, so the
 -- numbered files keep tables, indexes, constraints and data moves. This drops what no binary of
 -- this version calls:

@@ -1,5 +1,5 @@
 -- migrate: outside a transaction
--- A new key's finishing updates become heap-only (issue 31). PostgreSQL writes an UPDATE as a
+-- A new key's finishing updates become heap-only. PostgreSQL writes an UPDATE as a
 -- "HOT" update (a new row version on the same page, no new entry in any index, far less WAL) only
 -- when no column that an index covers or that an index predicate reads changes. The finishing
 -- phase changes response_code, recovery_point, locked_at and lock_token on the key and

@@ -1,4 +1,4 @@
--- A finished ride-creation 201 may be stored without its body (issue 31): the finished key row
+-- A finished ride-creation 201 may be stored without its body: the finished key row
 -- was 482 bytes against the article's 296, most of it the 201's copy of the ride's JSON, and the
 -- key's final UPDATE writes its whole new row version to WAL and needs room for it on the page
 -- to stay heap-only. rides_record_charge_and_finish stores NULL when the body it is given equals

@@ -1,4 +1,4 @@
--- Room for a whole batch's finishing updates on the page its keys share (issue 31, point 2).
+-- Room for a whole batch's finishing updates on the page its keys share.
 -- rides_create_with_keys inserts a batch's keys and rides in one statement on one session, so
 -- they land together on one page (per table); the batch of their finishes then updates them in one
 -- transaction, and an old version cannot be pruned to make room before that transaction ends. A
