@@ -12,14 +12,18 @@
 // - no field of a chunked body's trailer is among its headers (the trailer is checked, then
 //   dropped; a folded trailer field is refused like a folded header);
 // - parsed into the reused Request it is the same as parsed into a fresh one;
+// - arriving in pieces, each parsed as it comes (a slow client's bytes), it is read the same as
+//   arriving whole;
 // - written back as canonical HTTP/1.x (Content-Length, no Transfer-Encoding), it parses to the same
 //   method, target, headers and body, and is accepted again.
 // Refused requests get 400, 413, 415, 417 or 431, as the connection answers them.
+#include <algorithm>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/error.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,18 +80,31 @@ int status_of(const boost::system::error_code& ec) {
   return 400;
 }
 
+// Puts the next bytes that arrive on the connection into the buffer; false when none will.
+using Arrival = std::function<bool(boost::beast::flat_buffer&)>;
+
+bool nothing_more(boost::beast::flat_buffer&) { return false; }
+
 Reading read_request(boost::beast::flat_buffer& buffer, Request& request,
-                     std::size_t header_limit = kServer.header_limit) {
+                     std::size_t header_limit = kServer.header_limit, const Arrival& arrive = nothing_more) {
   Reading reading;
   RequestParser parser(request);
   parser.header_limit(static_cast<std::uint32_t>(header_limit));
   parser.trailer_limit(header_limit);
   parser.body_limit(kServer.body_limit);
-  std::size_t before = buffer.size();
   boost::system::error_code ec;
+  std::size_t taken = 0;  // bytes the parser has taken from the buffer, however they arrived
+  auto parse = [&](bool whole) {
+    std::size_t before = buffer.size();
+    bool ended = rr::http::parse_buffered(buffer, parser, whole, ec);
+    taken += before - buffer.size();
+    return ended;
+  };
   // Bytes that never complete a head or a body leave the connection waiting until its timeout.
-  if (!rr::http::parse_buffered(buffer, parser, false, ec)) return reading;
-  reading.head_bytes = before - buffer.size();
+  while (!parse(false)) {
+    if (!arrive(buffer)) return reading;
+  }
+  reading.head_bytes = taken;
   if (ec) {
     reading.ending = Reading::Ending::refused;
     reading.status = status_of(ec);
@@ -100,8 +117,10 @@ Reading read_request(boost::beast::flat_buffer& buffer, Request& request,
     return reading;
   }
   reading.head = request.headers;
-  if (!parser.is_done() && !rr::http::parse_buffered(buffer, parser, true, ec)) return reading;
-  reading.total_bytes = before - buffer.size();
+  while (!parser.is_done() && !parse(true)) {
+    if (!arrive(buffer)) return reading;
+  }
+  reading.total_bytes = taken;
   if (ec) {
     reading.ending = Reading::Ending::refused;
     reading.status = status_of(ec);
@@ -244,10 +263,55 @@ void check_same(const Request& reused, const Reading& reused_reading, const Requ
   FUZZ_CHECK(reused_reading.trailer_fields == fresh_reading.trailer_fields);
 }
 
+// The first request as the connection reads it when the input arrives `piece` bytes at a time.
+// (What the connection counts as bytes taken is its buffer's business, so only the request and the
+// ending are compared, by check_same.)
+Reading read_arriving_in_pieces(std::string_view input, std::size_t piece, Request& request) {
+  boost::beast::flat_buffer buffer;
+  std::size_t arrived = 0;
+  auto arrive = [&](boost::beast::flat_buffer& into) {
+    if (arrived == input.size()) return false;
+    std::size_t n = std::min(piece, input.size() - arrived);
+    std::memcpy(into.prepare(n).data(), input.data() + arrived, n);
+    into.commit(n);
+    arrived += n;
+    return true;
+  };
+  return read_request(buffer, request, kServer.header_limit, arrive);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto buffer = buffer_of({reinterpret_cast<const char*>(data), size});
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  {
+    Request whole;
+    auto whole_buffer = buffer_of(input);
+    Reading whole_reading = read_request(whole_buffer, whole);
+    // One to seven bytes at a time (every prefix of a short input is parsed on its own), never more
+    // than about 256 pieces: each parse looks at the whole unparsed rest again.
+    std::size_t piece = std::max<std::size_t>(1 + size % 7, size / 256);
+    Request in_pieces;
+    Reading pieces_reading = read_arriving_in_pieces(input, piece, in_pieces);
+    // A request is accepted in pieces exactly when it is accepted whole, and then read the same.
+    // What a refused or unfinished one gets may differ: in one piece Beast reads a head line by
+    // line and refuses a malformed line at once, in pieces it waits for the head's end first
+    // (more bytes or the connection's timeout end the wait), and it holds a head to the limit from
+    // wherever its last parse left off, so a head a little over the limit (never over twice it)
+    // may pass one way and be refused with 431 the other.
+    using Ending = Reading::Ending;
+    auto over_the_limit_passed_once = [](const Reading& accepted, const Reading& other) {
+      return accepted.ending == Ending::accepted && accepted.head_bytes > kServer.header_limit &&
+             accepted.head_bytes <= 2 * kServer.header_limit && other.ending == Ending::refused && other.status == 431;
+    };
+    if (whole_reading.ending == Ending::accepted && pieces_reading.ending == Ending::accepted) {
+      check_same(in_pieces, pieces_reading, whole, whole_reading);
+    } else if (whole_reading.ending == Ending::accepted || pieces_reading.ending == Ending::accepted) {
+      FUZZ_CHECK(over_the_limit_passed_once(whole_reading, pieces_reading) ||
+                 over_the_limit_passed_once(pieces_reading, whole_reading));
+    }
+  }
+  auto buffer = buffer_of(input);
   Request connections_request;  // kept from one request to the next, as a connection keeps it
   for (int served = 0; served < kMaxRequestsPerInput && buffer.size() > 0; ++served) {
     auto fresh_buffer = buffer_of(unread(buffer));
