@@ -92,14 +92,15 @@ BOOST_AUTO_TEST_CASE(a_staging_commit_sends_no_notify_since_migration_7) {
 
 BOOST_AUTO_TEST_CASE(the_first_staging_after_a_quiet_period_is_notified_at_once) {
   rr::test::StagedJobsEar ear(db.direct_url());
-  // An interval far longer than the wait below: only the leading edge can be what is heard.
+  // An interval far longer than the wait below: only the leading edge can be what is heard. (How
+  // soon is the end-to-end case's and the bench's to say: one sample on a busy machine is noise.)
   EnqueuerWakeup wakeup(wakeup_options(db, 5s));
   std::this_thread::sleep_for(200ms);  // connected, and quiet
   BOOST_TEST(ear.heard() == 0);        // nothing is sent while nothing is staged
   auto staged_at = Clock::now();
   wakeup.jobs_staged();
   BOOST_REQUIRE(ear.wait_for(1, 2s) == 1);
-  BOOST_TEST(milliseconds_between(staged_at, ear.last_heard_at()) < 100);
+  BOOST_TEST_MESSAGE("heard " << milliseconds_between(staged_at, ear.last_heard_at()) << " ms after the staging");
   // Counted once its statement returned, which may be just after the listener heard it.
   for (int i = 0; i < 100 && wakeup.notifies_sent() == 0; ++i) std::this_thread::sleep_for(10ms);
   BOOST_TEST(wakeup.notifies_sent() == 1u);
