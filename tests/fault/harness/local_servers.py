@@ -91,7 +91,10 @@ class Servers(LocalServers):
 
     def redis_failover(self, rng):
         """kill -9 of the master; the sentinels promote the replica; the old master is started
-        again, empty (no persistence), and the sentinels make it a replica of the new one."""
+        again, empty (no persistence), as a replica of the new one that Sentinel may not promote
+        until it holds the new master's data (docs/operations.md: a server without persistence
+        comes back so). Started as a master, it was once promoted back, empty, when the sentinels
+        took the new master for down one second after its promotion, and its data was lost."""
         old = self.redis_port
         pidfile, directory = self.redis_ports[old]
         with open(os.path.join(self.dir, pidfile)) as f:
@@ -114,13 +117,15 @@ class Servers(LocalServers):
         except FileNotFoundError:
             pass
         redis.start(old, directory, os.path.join(self.dir, pidfile),
-                    os.path.join(self.dir, pidfile.replace(".pid", ".log")), replica_ready=True)
-        # Back as a replica with its link up before anything else may fail over to it.
+                    os.path.join(self.dir, pidfile.replace(".pid", ".log")), replica_ready=True, replicaof=new,
+                    replica_priority=0)
+        # Back as a replica with its link up (synced) before anything may fail over to it.
         deadline = time.time() + 60
         while time.time() < deadline:
             info = run(["redis-cli", "-p", str(old), "INFO", "replication"], timeout=10,
                        check=False).stdout.decode()
             if "master_port:%d" % new in info and "master_link_status:up" in info:
+                redis.cli(old, "CONFIG", "SET", "replica-priority", "100")
                 return
             time.sleep(0.1)
         raise HarnessError("Redis %d did not come back as a replica of %d within 60 s" % (old, new))
