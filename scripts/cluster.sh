@@ -153,9 +153,10 @@ capture_settings() { rrsuite capture-settings "$dir"; }
 # --- processes: tools/rrsuite -------------------------------------------------------------------
 # How each member starts (its command line, user, environment, its node's network namespace and
 # its readiness: etcd and Patroni too) and how every member stops are tools/rrsuite's (members.py),
-# and so is the plain shape as a whole (cluster_cli.py): each server's start-up written once
-# outside C++. What stays here: the network namespaces, the HA shape's start and commands, and
-# backups and restore.
+# and so is the plain shape as a whole (cluster_cli.py), the HA shape's node namespaces and
+# partitions (node_netns.py) and its PostgreSQL servers as processes (node_postgres.py): each
+# server's start-up written once outside C++. What stays here: the HA shape's start and commands,
+# and backups and restore.
 
 rrsuite() {
   # rrsuite COMMAND DIR ARGS...: python3 -m rrsuite cluster COMMAND DIR ARGS... During a restore
@@ -189,12 +190,6 @@ member_pid() {
   read -r pid started <"$file" || return 1
   [ -n "$pid" ] && pid_running "$pid" && [ "$(start_time_of "$pid")" = "$started" ] || return 1
   echo "$pid"
-}
-
-record_pid() {
-  local started
-  started=$(start_time_of "$2") || true
-  echo "$2 $started" >"$(pid_file "$1")"
 }
 
 base_env() {
@@ -234,15 +229,6 @@ check_apis_through_haproxy() { rrsuite check-apis "$dir"; }
 stop_member() { rrsuite stop-member "$dir" "$1" ${2:+"$2"}; }
 
 start_member() { rrsuite start-member "$dir" "$1"; }
-
-wait_gone() {
-  local pid=$1 tries=$(($2 * 10))
-  for _ in $(seq 1 "$tries"); do
-    pid_running "$pid" || return 0
-    sleep 0.1
-  done
-  ! pid_running "$pid"
-}
 
 # stop_members [--kill] NAME...: signals them all (each its graceful signal, or kill -9), then waits
 # for each within its bound and kills what is left. Never returns while one of them still runs.
@@ -367,19 +353,7 @@ node_data() { echo "$dir/patroni/n$1/data"; }
 
 node_postgres_alive() { postmaster_pid "$1" >/dev/null; }
 
-stop_nodes_postgres() {
-  # A fast shutdown (clients cut, a checkpoint) of every node's PostgreSQL at once, bounded, then
-  # what stop_orphan_postgres does with any left.
-  local m pid postmasters=()
-  for m in 1 2 3; do
-    if pid=$(postmaster_pid "$m"); then
-      kill -INT "$pid" 2>/dev/null || true
-      postmasters+=("$pid")
-    fi
-  done
-  for pid in "${postmasters[@]}"; do wait_gone "$pid" 60 || true; done
-  stop_orphan_postgres
-}
+stop_nodes_postgres() { rrsuite stop-nodes-postgres "$dir"; }
 
 restore_ha() {
   # The documented order (docs/high-availability.md, "Restoring the HA shape"): pause Patroni,
@@ -552,22 +526,6 @@ node_address() {
   if [ -n "${NETNS_PREFIX:-}" ]; then echo "10.213.${NETNS_NET}.$((10 + $1))"; else echo 127.0.0.1; fi
 }
 
-node_netns() {
-  # The pid of node N's namespace holder (--netns), through which everything enters that
-  # namespace; empty without --netns. Not the /run/netns/NAME file: that is a bind mount, which a
-  # command run later from another mount namespace (each `ip netns exec` makes one) does not see.
-  [ -n "${NETNS_PREFIX:-}" ] || return 0
-  member_pid "netns-n$1" || die "the holder of node n$1's network namespace is gone (stop and start the cluster)"
-}
-
-in_node() {
-  # in_node N COMMAND...: COMMAND inside node N's network namespace (here without --netns).
-  local n=$1 holder
-  shift
-  holder=$(node_netns "$n")
-  if [ -n "$holder" ]; then nsenter "--net=/proc/$holder/ns/net" -- "$@"; else "$@"; fi
-}
-
 rest_url() { echo "http://$(node_address "$1"):$(node_var "$1" REST_PORT)"; }
 
 etcd_endpoints() {
@@ -697,127 +655,23 @@ wait_standbys() {
   return 1
 }
 
-check_not_initial_netns() {
-  # --netns adds interfaces and addresses: only ever inside a namespace a test made for it, never
-  # in the machine's own. The initial namespace is PID 1's; where PID 1's is not readable (a
-  # container), a namespace with any interface besides loopback and this cluster's own is taken
-  # for the machine's.
-  local self init
-  self=$(readlink /proc/self/ns/net) || die "--netns: cannot read this process's network namespace"
-  if init=$(readlink /proc/1/ns/net 2>/dev/null); then
-    [ "$self" != "$init" ] || die "--netns refuses to run in the machine's initial network namespace: run it inside one you made (ip netns add NAME; ip netns exec NAME ...)"
-    return 0
-  fi
-  local others
-  others=$(ip -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' |
-    grep -v -x -e lo -e "${NETNS_PREFIX}br" -e "${NETNS_PREFIX}n[123]h" || true)
-  [ -z "$others" ] || die "--netns refuses to run here: PID 1's namespace is unreadable and this one has interfaces of its own ($(echo "$others" | paste -sd' ')), so it may be the machine's; run it inside a namespace you made (ip netns add NAME; ip netns exec NAME bash -c 'ip link set lo up; ...')"
-}
-
+# The node namespaces (--netns) and partitions are tools/rrsuite's (node_netns.py).
 setup_netns() {
-  local p=$NETNS_PREFIX n
-  [ ${#p} -le 11 ] || die "--netns prefix too long (at most 11 characters: interface names are ${p}n1h)"
-  case "$p" in *[!A-Za-z0-9_-]*) die "--netns prefix: letters, digits, - and _ only" ;; esac
-  check_not_initial_netns
-  for n in 1 2 3; do
-    [ ! -e "/run/netns/${p}n$n" ] || die "network namespace ${p}n$n exists already (another cluster? scripts/cluster.sh stop its DIR)"
-  done
-  # 10.213.X.0/24, X from the prefix, moved on while this namespace routes it already.
-  local x
-  x=$(( $(printf '%s' "$p" | cksum | cut -d' ' -f1) % 250 + 1 ))
-  for _ in $(seq 1 250); do
-    if [ -z "$(ip -4 route show "10.213.$x.0/24" 2>/dev/null)" ]; then break; fi
-    x=$((x % 250 + 1))
-  done
-  NETNS_NET=$x
-  echo "NETNS_PREFIX=$p" >>"$dir/cluster.conf"
-  echo "NETNS_NET=$x" >>"$dir/cluster.conf"
-  say "network namespaces ${p}n1..3 on 10.213.$x.0/24 (bridge ${p}br, 10.213.$x.1)"
-  ip link add "${p}br" type bridge
-  ip addr add "10.213.$x.1/24" dev "${p}br"
-  ip link set "${p}br" up
-  for n in 1 2 3; do
-    ip netns add "${p}n$n"
-    # A process that lives in the namespace as long as the cluster: the way in for later commands.
-    setsid ip netns exec "${p}n$n" sleep infinity </dev/null >/dev/null 2>&1 &
-    record_pid "netns-n$n" "$!"
-    ip -n "${p}n$n" link set lo up
-    ip link add "${p}n${n}h" type veth peer name "${p}n${n}v" netns "${p}n$n"
-    ip link set "${p}n${n}h" master "${p}br" up
-    ip -n "${p}n$n" addr add "$(node_address "$n")/24" dev "${p}n${n}v"
-    ip -n "${p}n$n" link set "${p}n${n}v" up
-  done
+  rrsuite netns-up "$dir" "$NETNS_PREFIX"
+  NETNS_NET=$(sed -n 's/^NETNS_NET=//p' "$dir/cluster.conf")
 }
 
 teardown_netns() {
-  [ -n "${NETNS_PREFIX:-}" ] || return 0
-  local p=$NETNS_PREFIX n
-  for n in 1 2 3; do
-    # The host end of the veth pair: deleting it deletes the node's end too.
-    if ip link show "${p}n${n}h" >/dev/null 2>&1; then ip link del "${p}n${n}h" || true; fi
-    stop_members "netns-n$n"
-    # The namespace goes once nothing holds it: no process in it (all stopped above) and no
-    # bind mount (removed here; in a mount namespace that cannot see the mount, only the file).
-    if [ -e "/run/netns/${p}n$n" ]; then ip netns del "${p}n$n" 2>/dev/null || rm -f "/run/netns/${p}n$n"; fi
-  done
-  if ip link show "${p}br" >/dev/null 2>&1; then ip link del "${p}br" || say "could not remove bridge ${p}br"; fi
+  if [ -n "${NETNS_PREFIX:-}" ]; then rrsuite netns-down "$dir"; fi
 }
 
-partition_node() {
-  local what=$1 node=$2
-  case "$node" in n[123]) ;; *) die "$what: which node? (n1, n2 or n3)" ;; esac
-  [ -n "${NETNS_PREFIX:-}" ] || die "$what needs a cluster started with --netns"
-  local n=${node#n} state=down
-  if [ "$what" = heal ]; then state=up; fi
-  # The node's end of its only link: it reaches nothing (etcd peers, the other nodes, HAProxy)
-  # and nothing reaches it; its processes keep running.
-  in_node "$n" ip link set "${NETNS_PREFIX}n${n}v" "$state"
-  say "$node: link $state"
-}
+partition_node() { rrsuite "$1" "$dir" "$2"; }
 
-postmaster_pid() {
-  local file=$dir/patroni/n$1/data/postmaster.pid pid
-  [ -f "$file" ] || return 1
-  pid=$(head -n 1 "$file" 2>/dev/null) || return 1
-  [ -n "$pid" ] && pid_running "$pid" || return 1
-  # Our postgres (a reused pid would not be running out of this data directory).
-  [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$dir/patroni/n$1/data" ] || return 1
-  echo "$pid"
-}
-
-kill_postgres() {
-  local node=$1 pid
-  case "$node" in n[123]) ;; *) die "kill-postgres: which node? (n1, n2 or n3)" ;; esac
-  pid=$(postmaster_pid "${node#n}") || die "no postgres running on $node"
-  kill -KILL "$pid"
-  say "$node: kill -9 of postgres (pid $pid)"
-}
-
-node_postmasters() {
-  # Every postmaster started on node N's data directory (argv "-D DIR/patroni/nN/data"), even one
-  # whose postmaster.pid or directory is gone (see docs/high-availability.md: Patroni 3.0.2 can
-  # lose track of one and remove its data directory under it).
-  local want=$dir/patroni/n$1/data f pid
-  # One grep over every process's argv (NUL-separated, -z) rather than a tr and a grep per
-  # process, which took seconds per node on a loaded machine. -s: a process gone meanwhile.
-  for f in $(grep -l -s -z -x -F -e "$want" /proc/[0-9]*/cmdline 2>/dev/null); do
-    pid=${f#/proc/}
-    pid=${pid%/cmdline}
-    case "$(tr '\0' ' ' 2>/dev/null <"$f")" in */bin/postgres\ -D\ "$want"\ *) echo "$pid" ;; esac
-  done
-}
-
-stop_orphan_postgres() {
-  # A postgres left behind by a patroni killed with -9 (or lost by it): immediate shutdown, then -9.
-  local n pid
-  for n in 1 2 3; do
-    for pid in $(node_postmasters "$n"); do
-      say "n$n: postgres (pid $pid) runs without its patroni: stopping it"
-      kill -QUIT "$pid" 2>/dev/null || true
-      wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
-    done
-  done
-}
+# The nodes' PostgreSQL as processes (their pids, kill -9, the orphans' /proc scan) are
+# tools/rrsuite's (node_postgres.py).
+postmaster_pid() { rrsuite postgres-pid "$dir" "$1"; }
+kill_postgres() { rrsuite kill-postgres "$dir" "$1"; }
+stop_orphan_postgres() { rrsuite stop-orphan-postgres "$dir"; }
 
 change_leader() {
   # failover|switchover [--candidate nX]: through Patroni's REST API; returns once the new

@@ -23,6 +23,8 @@ import it with tools/ on sys.path.
                     (scripts/local-servers.sh, bench/lib/servers.sh, the HA shape's Redis)
   patroni.py        the HA cluster's Patroni nodes and their addresses
   netns.py          network namespaces for the HA shape
+  node_netns.py     the HA shape's node namespaces (--netns) and partitions
+  node_postgres.py  the HA shape's PostgreSQL servers as processes: pids, kill -9, orphans
   plain.py          the plain shape (API, fresh database, stand-in) and the stand-in alone
   __main__.py       `python3 -m rrsuite up --shape plain|provider --json` for suites in other
                     languages (tests/support/rrsuite.js for Node.js)

@@ -18,6 +18,11 @@ line: tests/scripts/cluster_cli.golden).
                                    takes too: DIR/app.env from this environment, PgBouncer's
                                    site file and the check of its policy, migrate and the demo
                                    rider's token, both APIs UP and /readyz through HAProxy
+  netns-up DIR PREFIX, netns-down DIR
+                                   the HA shape's node namespaces (--netns): node_netns.py
+  partition DIR nX, heal DIR nX    node nX's link down or up again (--netns)
+  kill-postgres DIR nX, postgres-pid DIR N, stop-nodes-postgres DIR, stop-orphan-postgres DIR
+                                   the nodes' PostgreSQL as processes: node_postgres.py
 
 Progress goes to stderr as "cluster: ..."; a failure says one line and exits 1."""
 
@@ -28,7 +33,7 @@ import subprocess
 import sys
 import traceback
 
-from . import haproxy, members, pgbouncer, ports
+from . import haproxy, members, node_netns, node_postgres, pgbouncer, ports
 from .clusterdir import HAPROXY_SOURCE, ClusterDir, ClusterError, bash_quote, read_assignments, say
 from .paths import LOCAL_SERVERS, REPO
 from .process import http_status
@@ -341,6 +346,23 @@ def run(command, directory, args):
     elif command == "migrate":
         migrate(cluster)
         create_demo_user(cluster)
+    elif command == "netns-up":
+        node_netns.up(cluster, args[0] if args else "")
+    elif command == "netns-down":
+        node_netns.down(cluster)
+    elif command in ("partition", "heal"):
+        node_netns.set_link(cluster, args[0] if args else "", "down" if command == "partition" else "up")
+    elif command == "kill-postgres":
+        node_postgres.kill(cluster, args[0] if args else "")
+    elif command == "postgres-pid":
+        pid = node_postgres.postmaster_pid(cluster, int(args[0]))
+        if pid is None:
+            raise ClusterError("")  # none: exit 1, and nothing to say
+        print(pid, flush=True)
+    elif command == "stop-nodes-postgres":
+        node_postgres.stop_all(cluster)
+    elif command == "stop-orphan-postgres":
+        node_postgres.stop_orphans(cluster)
     else:
         raise ClusterError("unknown command %s" % command)
 
