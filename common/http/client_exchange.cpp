@@ -75,6 +75,28 @@ ResponseParser& fresh_parser(std::optional<ResponseParser>& parsed, const Outgoi
   return parser;
 }
 
+// A read of an answer's bytes that came back with `n` of them and `ec`: true when the answer ended
+// there, at EOF (a body that runs to it); false when the bytes went into the buffer for the parser;
+// a failure throws.
+bool ended_at_eof(ResponseParser& parser, beast::flat_buffer& buffer, error_code ec, std::size_t n,
+                  ExchangeState& state) {
+  // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
+  bool truncated_at_the_end = ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof();
+  if (ec == asio::error::eof || truncated_at_the_end) {
+    // Nothing at all: a kept connection the server had closed (Beast's reads say the same).
+    if (!parser.got_some()) throw boost::system::system_error(bhttp::error::end_of_stream);
+    // The end of a body that runs to EOF, or an answer cut short (put_eof says which).
+    ec = {};
+    parser.put_eof(ec);
+    if (ec) throw boost::system::system_error(ec);
+    return true;
+  }
+  if (ec) throw boost::system::system_error(ec);
+  buffer.commit(n);
+  state.answered = true;
+  return false;
+}
+
 // The final answer, and whether the connection may carry another request.
 ClientResponse answer_of(ResponseParser& parser, const beast::flat_buffer& buffer, ExchangeState& state) {
   auto& message = parser.get();
@@ -112,20 +134,7 @@ asio::awaitable<ClientResponse> round_trip(Stream& stream, const OutgoingRequest
       }
       std::size_t n = co_await stream.async_read_some(buffer.prepare(std::max(kAnswerReadSize, buffer.size())),
                                                       asio::redirect_error(asio::use_awaitable, ec));
-      // Many TLS servers close without close_notify; for a body that ends at EOF that is its end.
-      bool truncated_at_the_end = ec == ssl::error::stream_truncated && parser.got_some() && parser.need_eof();
-      if (ec == asio::error::eof || truncated_at_the_end) {
-        // Nothing at all: a kept connection the server had closed.
-        if (!parser.got_some()) throw boost::system::system_error(bhttp::error::end_of_stream);
-        // The end of a body that runs to EOF, or an answer cut short (put_eof says which).
-        ec = {};
-        parser.put_eof(ec);
-        if (ec) throw boost::system::system_error(ec);
-        break;
-      }
-      if (ec) throw boost::system::system_error(ec);
-      buffer.commit(n);
-      state.answered = true;
+      if (ended_at_eof(parser, buffer, ec, n, state)) break;
     }
     if (is_final(parser, interim)) break;
   }
@@ -183,18 +192,7 @@ ClientResponse round_trip_on_fiber(tcp::socket& socket, const OutgoingRequest& r
         wait_on_fiber(socket, tcp::socket::wait_read);
         continue;
       }
-      if (ec == asio::error::eof) {
-        // Nothing at all: a kept connection the server had closed (Beast's reads say the same).
-        if (!parser.got_some()) throw boost::system::system_error(bhttp::error::end_of_stream);
-        // The end of a body that runs to EOF, or an answer cut short (put_eof says which).
-        ec = {};
-        parser.put_eof(ec);
-        if (ec) throw boost::system::system_error(ec);
-        break;
-      }
-      if (ec) throw boost::system::system_error(ec);
-      buffer.commit(n);
-      state.answered = true;
+      if (ended_at_eof(parser, buffer, ec, n, state)) break;
     }
     if (is_final(parser, interim)) break;
   }

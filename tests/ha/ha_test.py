@@ -31,6 +31,8 @@ import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLUSTER = os.path.join(REPO, "scripts", "cluster.sh")
+sys.path.insert(0, os.path.join(REPO, "tools"))
+from rrsuite.process import command_lines  # noqa: E402  (after the path it is found on)
 # Seconds from a kill -9 of the leader's postgres to the first 2xx through HAProxy. The target is
 # a median of 15 s (measured: about 6 s); a single run gets room for a loaded CI machine.
 FAILOVER_BOUND = 25.0
@@ -301,16 +303,10 @@ def test_patroni_kill(cluster, leader):
 
 def leftovers(directory, prefix):
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
+    for pid, argv in command_lines():
+        cmdline = b" ".join(argv).decode(errors="replace")
         if directory in cmdline:
-            found.append("%s: %s" % (entry, cmdline[:150]))
+            found.append("%d: %s" % (pid, cmdline[:150]))
     if prefix:
         found += ["namespace " + name for name in os.listdir("/run/netns") if name.startswith(prefix)] \
             if os.path.isdir("/run/netns") else []

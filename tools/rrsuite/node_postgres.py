@@ -8,6 +8,7 @@ import signal
 
 from .clusterdir import ClusterError, pid_running, say
 from .members import wait_gone
+from .process import command_lines
 
 NODES = (1, 2, 3)
 
@@ -54,18 +55,8 @@ def postmasters(cluster, n):
     even one whose postmaster.pid or directory is gone (docs/high-availability.md: Patroni 3.0.2
     can lose track of one and remove its data directory under it)."""
     want = data_dir(cluster, n).encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue  # gone meanwhile
-        if len(argv) > 2 and argv[0].endswith(b"/bin/postgres") and argv[1] == b"-D" and argv[2] == want:
-            found.append(int(entry))
-    return found
+    return [pid for pid, argv in command_lines()
+            if len(argv) > 2 and argv[0].endswith(b"/bin/postgres") and argv[1] == b"-D" and argv[2] == want]
 
 
 def signal_and_wait(pid, signum, seconds):

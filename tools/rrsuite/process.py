@@ -204,6 +204,19 @@ def run(argv, env=None, timeout=120, check=True, capture=True):
     return result
 
 
+def command_lines():
+    """(pid, argv as a list of bytes) of every process there is; one that ends meanwhile is left
+    out."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                yield int(entry), f.read().split(b"\0")[:-1]
+        except OSError:
+            continue
+
+
 def guard(command, directory, marker):
     """A guardian outside our process tree: once this process is gone (killed outright, say by
     CTest's timeout), it runs `command... directory` to stop what that command started there, if
