@@ -15,6 +15,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+#include <stdexcept>
+#include <string>
 
 #include "common/fiber/fiber_context.hpp"
 #include "common/http/message.hpp"
@@ -55,6 +57,20 @@ bool is_ip_literal(const std::string& host) {
 // Room for a whole answer in one read: from an empty buffer Beast reads 512 bytes at a time, and a
 // charge object (2-4 KiB) took five reads, each with a pass through the reactor in between.
 constexpr std::size_t kAnswerReadSize = 16 * 1024;
+// What an answer may leave unparsed in the buffer: its head (Beast bounds that at 8 KiB) or a
+// chunk's line or the trailer, which Boost 1.81's parser does not bound. The body goes into the
+// parser's string as it arrives, so no well-formed answer comes near this.
+constexpr std::size_t kMaxUnparsedAnswer = 1024 * 1024;
+
+// Room for the next read: as much as the buffer holds already (so a long line is read in a few
+// reads), at least kAnswerReadSize, never past kMaxUnparsedAnswer.
+std::size_t read_room(const beast::flat_buffer& buffer) {
+  if (buffer.size() >= kMaxUnparsedAnswer) {
+    throw std::runtime_error("the answer's head, a chunk's line or its trailer runs past " +
+                             std::to_string(kMaxUnparsedAnswer) + " bytes");
+  }
+  return std::min(std::max(kAnswerReadSize, buffer.size()), kMaxUnparsedAnswer - buffer.size());
+}
 
 using ResponseParser = bhttp::response_parser<bhttp::string_body>;
 
@@ -132,7 +148,7 @@ asio::awaitable<ClientResponse> round_trip(Stream& stream, const OutgoingRequest
         if (ec) throw boost::system::system_error(ec);
         break;
       }
-      std::size_t n = co_await stream.async_read_some(buffer.prepare(std::max(kAnswerReadSize, buffer.size())),
+      std::size_t n = co_await stream.async_read_some(buffer.prepare(read_room(buffer)),
                                                       asio::redirect_error(asio::use_awaitable, ec));
       if (ended_at_eof(parser, buffer, ec, n, state)) break;
     }
@@ -187,7 +203,7 @@ ClientResponse round_trip_on_fiber(tcp::socket& socket, const OutgoingRequest& r
         if (ec) throw boost::system::system_error(ec);
         break;
       }
-      std::size_t n = socket.read_some(buffer.prepare(std::max(kAnswerReadSize, buffer.size())), ec);
+      std::size_t n = socket.read_some(buffer.prepare(read_room(buffer)), ec);
       if (ec == asio::error::would_block || ec == asio::error::try_again) {
         wait_on_fiber(socket, tcp::socket::wait_read);
         continue;

@@ -30,7 +30,8 @@ namespace {
 // 15.2: a client MUST parse 1xx responses it did not expect and wait for the final one). Then the
 // first request gets, a moment later, the final "200 first"; the second "200 second" at once; the
 // third an empty chunked body whose last chunk comes with the head and whose ending CRLF comes a
-// byte at a time (Boost 1.81's parser, handed the last chunk again with one byte more, asserts).
+// byte at a time (Boost 1.81's parser, handed the last chunk again with one byte more, asserts);
+// the fourth a chunk line that never ends (2 MiB of extension, then nothing, the connection open).
 class PiecemealAnswersServer {
  public:
   PiecemealAnswersServer() {
@@ -79,12 +80,16 @@ class PiecemealAnswersServer {
         } else if (served == 1) {
           // The interim answer and the final one in one write: read together, parsed apart.
           say(fd, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecond");
-        } else {
+        } else if (served == 2) {
           say(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n");
           for (std::string_view byte : {"\r", "\n"}) {
             std::this_thread::sleep_for(50ms);
             say(fd, byte);
           }
+        } else {
+          say(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;x=");
+          const std::string extension(64 * 1024, 'a');
+          for (int i = 0; i < 32; ++i) say(fd, extension);
         }
         ++served;
       }
@@ -105,6 +110,18 @@ rr::http::ClientRequest charge_request(const std::string& url, const std::string
   request.body = "amount=100";
   request.timeout = 2000ms;
   return request;
+}
+
+// The fourth answer: refused once the unparsed line passes the client's bound (1 MiB), not
+// buffered until the request's 2 s deadline.
+void expect_refused_at_once(rr::http::Client& client, const std::string& url) {
+  try {
+    client.send(charge_request(url, "charge-key-D"));
+    BOOST_ERROR("an answer whose chunk line never ends was taken");
+  } catch (const rr::http::TransportError& e) {
+    BOOST_TEST(!e.timed_out(), e.what());
+    BOOST_TEST(std::string(e.what()).find("runs past 1048576 bytes") != std::string::npos, e.what());
+  }
 }
 
 }  // namespace
@@ -176,6 +193,7 @@ BOOST_AUTO_TEST_CASE(client_waits_past_interim_responses_and_never_hands_one_req
   auto third = client.send(charge_request(server.url(), "charge-key-C"));
   BOOST_TEST(third.status == 200);
   BOOST_TEST(third.body.empty());
+  expect_refused_at_once(client, server.url());
 }
 
 // The same on a request fiber, whose request on a kept connection is written and read on the fiber
@@ -189,6 +207,7 @@ BOOST_AUTO_TEST_CASE(a_fiber_waits_past_interim_responses_on_a_kept_connection_t
     rr::fiber::sleep_for(200ms);
     second = client.send(charge_request(server.url(), "charge-key-B"));
     third = client.send(charge_request(server.url(), "charge-key-C"));
+    expect_refused_at_once(client, server.url());
   }});
   BOOST_TEST(first.body == "first");
   BOOST_TEST(second.status == 200);
