@@ -280,43 +280,43 @@ Reading read_arriving_in_pieces(std::string_view input, std::size_t piece, Reque
   return read_request(buffer, request, kServer.header_limit, arrive);
 }
 
+// The first request as it reads arriving a few bytes at a time, against `whole`, the same bytes
+// read as they arrived at once. A request is accepted in pieces exactly when it is accepted whole,
+// and then read the same. What a refused or unfinished one gets may differ: in one piece Beast
+// reads a head line by line and refuses a malformed line at once, in pieces it waits for the head's
+// end first (more bytes or the connection's timeout end the wait), and it holds a head to the limit
+// from wherever its last parse left off, so a head a little over the limit (never over twice it)
+// may pass one way and be refused with 431 the other.
+void check_arriving_in_pieces(std::string_view input, const Request& whole, const Reading& whole_reading) {
+  // One to seven bytes at a time (every prefix of a short input is parsed on its own), never more
+  // than about 256 pieces: each parse looks at the whole unparsed rest again.
+  std::size_t piece = std::max<std::size_t>(1 + input.size() % 7, input.size() / 256);
+  Request in_pieces;
+  Reading pieces_reading = read_arriving_in_pieces(input, piece, in_pieces);
+  using Ending = Reading::Ending;
+  auto over_the_limit_passed_once = [](const Reading& accepted, const Reading& other) {
+    return accepted.ending == Ending::accepted && accepted.head_bytes > kServer.header_limit &&
+           accepted.head_bytes <= 2 * kServer.header_limit && other.ending == Ending::refused && other.status == 431;
+  };
+  if (whole_reading.ending == Ending::accepted && pieces_reading.ending == Ending::accepted) {
+    check_same(in_pieces, pieces_reading, whole, whole_reading);
+  } else if (whole_reading.ending == Ending::accepted || pieces_reading.ending == Ending::accepted) {
+    FUZZ_CHECK(over_the_limit_passed_once(whole_reading, pieces_reading) ||
+               over_the_limit_passed_once(pieces_reading, whole_reading));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
-  {
-    Request whole;
-    auto whole_buffer = buffer_of(input);
-    Reading whole_reading = read_request(whole_buffer, whole);
-    // One to seven bytes at a time (every prefix of a short input is parsed on its own), never more
-    // than about 256 pieces: each parse looks at the whole unparsed rest again.
-    std::size_t piece = std::max<std::size_t>(1 + size % 7, size / 256);
-    Request in_pieces;
-    Reading pieces_reading = read_arriving_in_pieces(input, piece, in_pieces);
-    // A request is accepted in pieces exactly when it is accepted whole, and then read the same.
-    // What a refused or unfinished one gets may differ: in one piece Beast reads a head line by
-    // line and refuses a malformed line at once, in pieces it waits for the head's end first
-    // (more bytes or the connection's timeout end the wait), and it holds a head to the limit from
-    // wherever its last parse left off, so a head a little over the limit (never over twice it)
-    // may pass one way and be refused with 431 the other.
-    using Ending = Reading::Ending;
-    auto over_the_limit_passed_once = [](const Reading& accepted, const Reading& other) {
-      return accepted.ending == Ending::accepted && accepted.head_bytes > kServer.header_limit &&
-             accepted.head_bytes <= 2 * kServer.header_limit && other.ending == Ending::refused && other.status == 431;
-    };
-    if (whole_reading.ending == Ending::accepted && pieces_reading.ending == Ending::accepted) {
-      check_same(in_pieces, pieces_reading, whole, whole_reading);
-    } else if (whole_reading.ending == Ending::accepted || pieces_reading.ending == Ending::accepted) {
-      FUZZ_CHECK(over_the_limit_passed_once(whole_reading, pieces_reading) ||
-                 over_the_limit_passed_once(pieces_reading, whole_reading));
-    }
-  }
   auto buffer = buffer_of(input);
   Request connections_request;  // kept from one request to the next, as a connection keeps it
   for (int served = 0; served < kMaxRequestsPerInput && buffer.size() > 0; ++served) {
     auto fresh_buffer = buffer_of(unread(buffer));
     Request fresh;
     Reading fresh_reading = read_request(fresh_buffer, fresh);
+    if (served == 0) check_arriving_in_pieces(input, fresh, fresh_reading);
     Reading reading = read_request(buffer, connections_request);
     check_same(connections_request, reading, fresh, fresh_reading);
     if (reading.ending == Reading::Ending::refused) {

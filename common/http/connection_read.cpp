@@ -25,7 +25,7 @@ using S = ConnectionState;
 constexpr std::size_t kKeptRequestBytes = 16 * 1024;
 // The first read of a request: one whole usual request, more of a pipeline or a large body read on.
 constexpr std::size_t kFirstReadBytes = 4096;
-// Beast's reads ask for up to 64 KiB at a time (http::async_read's read_size).
+// A read past the first asks for up to 64 KiB, as Beast's own http::async_read does.
 constexpr std::size_t kReadRoomBytes = 64 * 1024;
 
 // The storage a kept Request holds.

@@ -302,7 +302,7 @@ BOOST_AUTO_TEST_CASE(fields_sent_only_in_a_chunked_trailer_are_never_acted_on) {
 BOOST_DATA_TEST_CASE(a_chunked_request_arriving_in_pieces_is_served_and_so_is_the_next,
                      data::make(std::vector<std::string>{"", "X-Note: a\r\n"}), trailer) {
   RawConnection connection(api().port);
-  connection.send_one_byte_at_a_time("", std::chrono::milliseconds(0));  // Nagle's algorithm off
+  connection.send_each_write_at_once();
   connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::string request_id = "arriving-in-pieces-" + std::to_string(trailer.size());

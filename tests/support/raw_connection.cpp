@@ -60,9 +60,13 @@ void RawConnection::send(std::string_view data) {
   }
 }
 
-void RawConnection::send_one_byte_at_a_time(std::string_view data, std::chrono::milliseconds pause) {
+void RawConnection::send_each_write_at_once() {
   int on = 1;
   if (::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0) throw std::runtime_error("TCP_NODELAY failed");
+}
+
+void RawConnection::send_one_byte_at_a_time(std::string_view data, std::chrono::milliseconds pause) {
+  send_each_write_at_once();
   for (char byte : data) {
     send(std::string_view(&byte, 1));
     std::this_thread::sleep_for(pause);

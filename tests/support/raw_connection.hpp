@@ -19,8 +19,10 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   void send(std::string_view data);
-  // Each byte in a segment of its own (Nagle's algorithm off), `pause` apart: the server then reads
-  // and parses every prefix of `data` on its own.
+  // Nagle's algorithm off: each send leaves in a segment of its own, not held for the peer's ACK.
+  void send_each_write_at_once();
+  // Each byte in a segment of its own, `pause` apart: the server then reads and parses every
+  // prefix of `data` on its own.
   void send_one_byte_at_a_time(std::string_view data, std::chrono::milliseconds pause);
   // Half-closes: the server reads end-of-stream after what was sent, and may still answer.
   void shut_down_sending();
