@@ -17,8 +17,13 @@ import it with tools/ on sys.path.
   cluster.py        scripts/cluster.sh's cluster (plain or HA) and its members, for the suites
   clusterdir.py     a cluster directory's files: cluster.conf, app.env, pid files, logs
   members.py        how each member both shapes share starts, and how every member stops
-  cluster_cli.py    `python3 -m rrsuite cluster ...`: the plain shape and the member commands
-                    scripts/cluster.sh calls
+  cluster_cli.py    `python3 -m rrsuite cluster ...`: scripts/cluster.sh's commands but backups
+                    and restore (which stay with scripts/backup-site.sh)
+  cluster_plain.py  cluster.sh's plain shape: its start and stop
+  cluster_ha.py     cluster.sh's HA shape (--ha): the nodes' files, its start and stop
+  cluster_steps.py  the steps of a start both shapes take: settings, PgBouncer, migrate, APIs
+  ha_state.py       the HA shape now: leader, serving leader, standbys, node lines, waits
+  ha_leader.py      switchover and failover through Patroni's REST API
   servers_cli.py    `python3 -m rrsuite server KIND ...`: one server for a script in bash
                     (scripts/local-servers.sh, bench/lib/servers.sh, the HA shape's Redis)
   patroni.py        the HA cluster's Patroni nodes and their addresses

@@ -1,0 +1,199 @@
+"""What the HA shape (scripts/cluster.sh start --ha) is doing now, as an operator asks it: who
+holds the leader lock in etcd, which node HAProxy sends PostgreSQL connections to and whether it
+answers there as a primary, which standbys stream from the leader, each node's line for `status`,
+and the waits built on them. Everything here reads; nothing starts or stops."""
+
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from . import haproxy, node_postgres
+from .clusterdir import say
+
+NODES = (1, 2, 3)
+# Patroni's keys in etcd live under /service/SCOPE/ (deploy/patroni.yml.in's scope).
+SCOPE_PREFIX = "/service/rocket-rides/"
+
+
+def rest_url(cluster, n):
+    return "http://%s:%s" % (cluster.node_address(n), cluster.conf["NODE%d_REST_PORT" % n])
+
+
+def etcd_endpoints(cluster):
+    return ",".join("http://%s:%s" % (cluster.node_address(n), cluster.conf["NODE%d_ETCD_CLIENT_PORT" % n])
+                    for n in NODES)
+
+
+def etcdctl(cluster, *args, timeout=10):
+    """etcdctl (API 3) against the three members, with bounds short enough for a wait loop."""
+    return subprocess.run(["etcdctl", "--endpoints=" + etcd_endpoints(cluster), "--dial-timeout=1s",
+                           "--command-timeout=2s"] + list(args), env={"ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"},
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+
+
+def leader_name(cluster):
+    """The holder of the leader lock in etcd (what Patroni's own view comes from), or None."""
+    try:
+        result = etcdctl(cluster, "get", "--print-value-only", SCOPE_PREFIX + "leader")
+    except subprocess.TimeoutExpired:
+        return None
+    lines = result.stdout.decode(errors="replace").splitlines()
+    return lines[0] if result.returncode == 0 and lines and lines[0] else None
+
+
+def etcd_healthy(cluster):
+    try:
+        return etcdctl(cluster, "endpoint", "health").returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def wait_etcd_healthy(cluster, seconds):
+    """Until a majority of the members answers: a lone member cannot, so the three start together."""
+    for _ in range(int(seconds * 5)):
+        if etcd_healthy(cluster):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def cluster_json(cluster):
+    """Patroni's /cluster from the first node that answers (each one's view comes from etcd)."""
+    for n in NODES:
+        try:
+            with urllib.request.urlopen(rest_url(cluster, n) + "/cluster", timeout=1) as response:
+                return json.loads(response.read().decode())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def is_primary(cluster, n):
+    """Node n's Patroni answers 200 on /primary: it holds the lock and its PostgreSQL runs."""
+    try:
+        with urllib.request.urlopen(rest_url(cluster, n) + "/primary", timeout=1) as response:
+            return 200 <= response.status < 300
+    except (OSError, ValueError):
+        return False
+
+
+def haproxy_pg_state(cluster, node):
+    """HAProxy's view of node nX in its PostgreSQL section: UP for the leader, DOWN for the others."""
+    return haproxy.state(cluster.port("HAPROXY_STATS_PORT"), node, section="postgres")
+
+
+def psql_value(host, port, sql):
+    """One value from PostgreSQL as the postgres user, or None if it does not answer."""
+    try:
+        result = subprocess.run(["psql", "-X", "-At", "-F", " ", "-h", host, "-p", str(port), "-U", "postgres",
+                                 "-d", "postgres", "--set=connect_timeout=2", "-c", sql], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=20)
+    except subprocess.TimeoutExpired:
+        return None
+    return result.stdout.decode(errors="replace").strip() if result.returncode == 0 else None
+
+
+def serving_leader(cluster):
+    """The node HAProxy sends PostgreSQL connections to and that answers there as a primary."""
+    for n in NODES:
+        if haproxy_pg_state(cluster, "n%d" % n) == "UP":
+            if psql_value("127.0.0.1", cluster.port("PG_PORT"), "SELECT pg_is_in_recovery()") == "f":
+                return "n%d" % n
+    return None
+
+
+def wait_serving_leader(cluster, seconds, not_this=None):
+    """Until a leader (other than `not_this`) serves through HAProxy; its name, or None."""
+    for _ in range(int(seconds * 5)):
+        leader = serving_leader(cluster)
+        if leader is not None and leader != not_this:
+            return leader
+        time.sleep(0.2)
+    return None
+
+
+def replication_rows(cluster, leader):
+    """From the leader: (name, state, sync_state, lag_bytes) per standby connected to it."""
+    n = int(leader[1:])
+    text = psql_value(cluster.node_address(n), cluster.port("NODE%d_PG_PORT" % n), """SELECT application_name,
+        state, sync_state, COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), -1)::bigint
+        FROM pg_stat_replication""")
+    return [tuple(line.split(" ")) for line in (text or "").splitlines() if line.count(" ") == 3]
+
+
+def standbys_streaming(cluster, rows):
+    """Both standbys stream, one of them synchronously unless the cluster runs --async."""
+    streaming = [row for row in rows if row[1] == "streaming"]
+    return len(streaming) >= 2 and (cluster.conf.get("ASYNC") == "1" or any(row[2] == "sync" for row in streaming))
+
+
+def wait_standbys(cluster, seconds):
+    """Until both standbys stream from the leader; False (having said what it saw) after `seconds`."""
+    leader, rows = None, []
+    for _ in range(int(seconds * 5)):
+        leader = leader_name(cluster)
+        if leader is not None:
+            rows = replication_rows(cluster, leader)
+            if standbys_streaming(cluster, rows):
+                return True
+        time.sleep(0.2)
+    say("the standbys are not both streaming after %d s (leader: %s): %s" % (
+        seconds, leader or "none", "\n".join(" ".join(row) for row in rows)))
+    return False
+
+
+def wait_primary(cluster, n, seconds):
+    """Until node n's Patroni says it is the primary; False once its Patroni has exited or after
+    `seconds`."""
+    for _ in range(int(seconds * 5)):
+        if is_primary(cluster, n):
+            return True
+        if cluster.member_pid("patroni%d" % n) is None:
+            return False
+        time.sleep(0.2)
+    return False
+
+
+def node_lines(cluster):
+    """`status`'s lines after the members': the leader, then per node its role, state and lag in
+    Patroni's view, its replication as the leader sees it, its postmaster and HAProxy's view."""
+    leader = leader_name(cluster)
+    lines = ["leader: %s" % (leader or "none")]
+    view = cluster_json(cluster)
+    rows = {row[0]: row for row in replication_rows(cluster, leader)} if leader else {}
+    for n in NODES:
+        name = "n%d" % n
+        role = state = lag = "unknown"
+        if view is not None:
+            role, state, lag = "absent", "unknown", "unknown"
+            for member in view.get("members", []):
+                if member.get("name") == name:
+                    role, state, lag = member.get("role"), member.get("state") or "unknown", member.get("lag", 0)
+                    break
+        pid = node_postgres.postmaster_pid(cluster, n)
+        words = ["%s role=%s state=%s lag=%s" % (name, role, state, lag)]
+        if name in rows:
+            _, streaming, sync_state, lag_bytes = rows[name]
+            words.append("replication=%s sync_state=%s replay_lag_bytes=%s" % (streaming, sync_state, lag_bytes))
+        elif name != leader:
+            words.append("replication=none")
+        words.append("postgres=%s" % (pid if pid is not None else "stopped"))
+        words.append("haproxy=%s" % haproxy_pg_state(cluster, name).replace(" ", "_"))
+        lines.append(" ".join(words))
+    return lines
+
+
+def post_json(url, body, timeout=60):
+    """POST a JSON body; (answered, text) where text is the answer's body and "(HTTP code)", as
+    curl -w prints it, or why nothing answered."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return True, "%s (HTTP %d)" % (response.read().decode(errors="replace"), response.status)
+    except urllib.error.HTTPError as error:
+        return True, "%s (HTTP %d)" % (error.read().decode(errors="replace"), error.code)
+    except OSError as error:
+        return False, str(error)
