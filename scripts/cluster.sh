@@ -116,6 +116,9 @@ rrsuite() {
     python3 -m rrsuite cluster "$@"
 }
 
+# One server started as tools/rrsuite starts it (servers_cli.py).
+rrsuite_server() { PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
+
 # The commands that are tools/rrsuite's alone: it replaces this shell, so that a signal to the
 # command (a test's timeout, ^C) reaches the Python that stops what a start started.
 exec_rrsuite() {
@@ -296,9 +299,9 @@ restore_ha() {
   say "n$n: starting PostgreSQL alone (Unix socket only): it replays the archive$([ -n "$to" ] && echo " to $to") and promotes"
   # The restored postgresql.conf is Patroni's from whichever node the backup came from: this
   # node's port, socket and archive command win on the command line; no synchronous standby yet.
-  as_postgres "$PG_BIN_DIR/pg_ctl" -w -t "${RESTORE_TIMEOUT:-600}" -D "$(node_data "$n")" -l "$dir/patroni/n$n/restore.log" \
-    -o "-p $(node_var "$n" PG_PORT) -c listen_addresses='' -c unix_socket_directories='$dir/patroni/n$n' -c synchronous_standby_names='' -c archive_mode=on -c \"archive_command=$(backup_archive_command "$config")\"" \
-    start >/dev/null || { tail -n 20 "$dir/patroni/n$n/restore.log" >&2; die "restore: PostgreSQL did not start on the restored data"; }
+  rrsuite_server postgres-start "$(node_data "$n")" "$dir/patroni/n$n/restore.log" "${RESTORE_TIMEOUT:-600}" \
+    "-p $(node_var "$n" PG_PORT) -c listen_addresses='' -c unix_socket_directories='$dir/patroni/n$n' -c synchronous_standby_names='' -c archive_mode=on -c \"archive_command=$(backup_archive_command "$config")\"" ||
+    die "restore: PostgreSQL did not start on the restored data"
   backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" node_postgres_alive "$n" ||
     { tail -n 20 "$dir/patroni/n$n/restore.log" >&2; die "restore: recovery did not finish"; }
   restored=$(backup_after_promote "$conninfo")

@@ -99,44 +99,14 @@ print_env() {
 # A replica of the master and three sentinels; returns once every sentinel sees the master, the
 # other two sentinels and the replica with its link up, so a failover can happen at once.
 start_sentinels() {
-  local replica_port=$1 sentinel_ports=$2 port n=0
+  local replica_port=$1 sentinel_ports=$2
   # A directory of its own: a replica writes each full sync's RDB there, which the master must not
   # load as its own dump on a restart.
   mkdir -p "$dir/replica"
   rrsuite_server redis "$replica_port" "$dir/replica" "$dir/redis-replica.pid" "$dir/redis-replica.log" \
     --replica-ready --replicaof "$REDIS_PORT"
-  for port in $sentinel_ports; do
-    n=$((n + 1))
-    mkdir -p "$dir/sentinel-$n"
-    # Sentinel rewrites its file with what it learns (replicas, other sentinels, failovers).
-    cat >"$dir/sentinel-$n/sentinel.conf" <<CONF
-port $port
-bind 127.0.0.1
-daemonize yes
-dir $dir/sentinel-$n
-pidfile $dir/sentinel-$n/sentinel.pid
-logfile $dir/sentinel-$n/sentinel.log
-sentinel monitor rocket-rides 127.0.0.1 $REDIS_PORT 2
-sentinel down-after-milliseconds rocket-rides ${SENTINEL_DOWN_AFTER_MS:-1000}
-sentinel failover-timeout rocket-rides ${SENTINEL_FAILOVER_TIMEOUT_MS:-3000}
-sentinel parallel-syncs rocket-rides 1
-CONF
-    redis-sentinel "$dir/sentinel-$n/sentinel.conf" >/dev/null
-  done
-  for _ in $(seq 1 300); do
-    local settled=1
-    for port in $sentinel_ports; do
-      local view
-      view=$(redis-cli -p "$port" SENTINEL master rocket-rides 2>/dev/null | paste -sd' ')
-      case " $view " in *" num-other-sentinels 2 "*) ;; *) settled=0 ;; esac
-      case " $view " in *" num-slaves 1 "*) ;; *) settled=0 ;; esac
-      redis-cli -p "$port" SENTINEL replicas rocket-rides 2>/dev/null | grep -qx ok || settled=0
-    done
-    if [ "$settled" = 1 ]; then return 0; fi
-    sleep 0.1
-  done
-  echo "the sentinels did not settle within 30 s (see $dir/sentinel-*/sentinel.log)" >&2
-  return 1
+  # shellcheck disable=SC2086  # one argument per port
+  rrsuite_server sentinels "$dir" "$REDIS_PORT" $sentinel_ports
 }
 
 pg_options() {

@@ -42,6 +42,8 @@ trap cleanup EXIT
 
 # shellcheck source=tests/support/checks.sh
 source "$(dirname "$0")/../support/checks.sh"
+# The servers start as tools/rrsuite starts PostgreSQL (its initdb and pg_ctl start).
+rrsuite_server() { PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 sql() { psql -X -At -h "$dir" -p "$1" -U postgres -d postgres -c "$2"; }
 until_sql() {
@@ -62,13 +64,13 @@ backup_write_config "$dir/b.conf" "$dir/repo" "$dir/b" "$pb" "$dir" "$dir/work-b
 archive_to() { echo "archive_mode=on -c archive_command='$(backup_archive_command "$1")'"; }
 
 step "primary A (timeline 1), archiving; standby B streaming from it"
-as_pg "$bin/initdb" -D "$dir/a" -U postgres --auth=trust >/dev/null
-as_pg "$bin/pg_ctl" -D "$dir/a" -l "$dir/a.log" -w -o "-p $pa -c listen_addresses='' -c unix_socket_directories='$dir' \
-  -c wal_level=replica -c $(archive_to "$dir/a.conf")" start >/dev/null
+rrsuite_server postgres-init "$dir/a" "$dir/initdb.log"
+rrsuite_server postgres-start "$dir/a" "$dir/a.log" 60 "-p $pa -c listen_addresses='' -c unix_socket_directories='$dir' \
+  -c wal_level=replica -c $(archive_to "$dir/a.conf")"
 as_pg pgbackrest "--config=$dir/a.conf" --stanza=rocket-rides stanza-create >/dev/null
 as_pg "$bin/pg_basebackup" -h "$dir" -p "$pa" -U postgres -D "$dir/b" -X stream -R >/dev/null
-as_pg "$bin/pg_ctl" -D "$dir/b" -l "$dir/b.log" -w -o "-p $pb -c listen_addresses='' -c unix_socket_directories='$dir' \
-  -c $(archive_to "$dir/b.conf")" start >/dev/null
+rrsuite_server postgres-start "$dir/b" "$dir/b.log" 60 "-p $pb -c listen_addresses='' -c unix_socket_directories='$dir' \
+  -c $(archive_to "$dir/b.conf")"
 sql "$pa" "CREATE TABLE probe (id int)" >/dev/null
 sql "$pa" "INSERT INTO probe SELECT generate_series(1, 100)" >/dev/null
 until_sql "$pb" "SELECT count(*) FROM probe" 100 || fail "B did not receive A's first rows"
@@ -81,8 +83,8 @@ state=$("$bin/pg_controldata" -D "$dir/a" | sed -n 's/^Database cluster state: *
 [ "$state" = "in production" ] || fail "A's pg_control says '$state', not 'in production'"
 
 step "B is promoted to timeline 2 and archives its history file"
-as_pg "$bin/pg_ctl" -D "$dir/b" -l "$dir/b.log" -w -o "-p $pb -c listen_addresses='' -c unix_socket_directories='$dir' \
-  -c $(archive_to "$dir/b.conf")" start >/dev/null
+rrsuite_server postgres-start "$dir/b" "$dir/b.log" 60 "-p $pb -c listen_addresses='' -c unix_socket_directories='$dir' \
+  -c $(archive_to "$dir/b.conf")"
 as_pg "$bin/pg_ctl" -D "$dir/b" -w promote >/dev/null
 archived=""
 for _ in $(seq 1 150); do
@@ -98,9 +100,9 @@ done
 step "A starts as B's standby with the node's restore_command"
 as_pg touch "$dir/a/standby.signal"
 restore_command=$(backup_patroni_restore_command "$dir/a.conf" "$bin")
-as_pg "$bin/pg_ctl" -D "$dir/a" -l "$dir/a.log" -w -t 60 -o "-p $pa -c listen_addresses='' -c unix_socket_directories='$dir' \
+rrsuite_server postgres-start "$dir/a" "$dir/a.log" 60 "-p $pa -c listen_addresses='' -c unix_socket_directories='$dir' \
   -c archive_mode=off -c 'restore_command=$restore_command' -c 'primary_conninfo=host=$dir port=$pb user=postgres' \
-  -c recovery_target_timeline=latest" start >/dev/null || fail "A did not start as a standby"
+  -c recovery_target_timeline=latest" || fail "A did not start as a standby"
 until_sql "$pa" "SELECT pg_is_in_recovery()" t || fail "A does not answer as a standby"
 
 if grep -q "has target timeline 2" "$dir/a.log"; then

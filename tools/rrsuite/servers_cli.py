@@ -7,6 +7,10 @@ processes run detached: they outlive this command; the caller stops them (by pid
 scripts/local-servers.sh stop does).
 
   redis PORT DIR PIDFILE LOGFILE [--replica-ready] [--replicaof MASTER_PORT]
+  sentinels DIR MASTER_PORT PORT...   Redis Sentinels watching the master as "rocket-rides", in
+                                   DIR/sentinel-1.. (sentinel.py), ready once they see it, each
+                                   other and its replica; SENTINEL_DOWN_AFTER_MS (1000) and
+                                   SENTINEL_FAILOVER_TIMEOUT_MS (3000) from the environment
   pgbouncer DIR PG_PORT PORT LOGFILE WRITER   the site file DIR/pgbouncer.ini (deploy/pgbouncer.ini
                                    included), PgBouncer as postgres when root, ready once a query
                                    passes, its policy checked
@@ -22,7 +26,7 @@ scripts/local-servers.sh stop does).
 import os
 import sys
 
-from . import daemons, haproxy, pgbouncer, postgres, provider, redis
+from . import daemons, haproxy, pgbouncer, postgres, provider, redis, sentinel
 from .members import as_user
 from .process import HarnessError, Process
 
@@ -44,6 +48,13 @@ def run(kind, args):
         port, directory, pidfile, logfile = args[:4]
         replicaof = args[args.index("--replicaof") + 1] if "--replicaof" in args else None
         redis.start(int(port), directory, pidfile, logfile, "--replica-ready" in args, replicaof=replicaof)
+        return None
+    if kind == "sentinels":
+        directory, master_port, ports = args[0], int(args[1]), [int(port) for port in args[2:]]
+        if not ports:
+            raise HarnessError("which ports?")
+        sentinel.start(directory, master_port, ports, down_after_ms=int(env.get("SENTINEL_DOWN_AFTER_MS") or 1000),
+                       failover_timeout_ms=int(env.get("SENTINEL_FAILOVER_TIMEOUT_MS") or 3000))
         return None
     if kind == "pgbouncer":
         directory, pg_port, port, logfile, writer = args[:5]
