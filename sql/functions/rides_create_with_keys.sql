@@ -69,9 +69,9 @@ BEGIN
                   r.stripe_charge_id, r.created_at, r.cancelled_at, r.stripe_refund_id
     ), audit AS (
         INSERT INTO audit_records (action, data, origin_ip, resource_id, resource_type, user_id)
-        SELECT 'create_ride', m.params, COALESCE(NULLIF(m.request_origin_ip, ''), '0.0.0.0')::cidr, r.id, 'ride',
-               m.user_id
-        FROM mine m JOIN ride r ON r.idempotency_key_id = m.id
+        SELECT a.*
+        FROM mine m JOIN ride r ON r.idempotency_key_id = m.id,
+             rides_created_audit(m.params, m.request_origin_ip, r.id, m.user_id) a
     )
     SELECT m.ordinal::int, NULL::text, true, m.id, m.user_id, m.recovery_point, m.lock_token::text, m.request_params::text,
            COALESCE(host(m.origin_ip), ''), m.payment_idempotency_key, m.response_code, m.response_body, true, false,

@@ -74,9 +74,7 @@ BEGIN
         SELECT c.charge_id, c.id, c.user_id, c.amount, c.currency FROM charged c
     ), receipt AS (
         INSERT INTO staged_jobs (job_name, job_args)
-        SELECT 'send_ride_receipt', jsonb_build_array(jsonb_build_object(
-            'amount', c.amount, 'currency', c.currency, 'user_id', c.user_id, 'ride_id', c.id))
-        FROM charged c
+        SELECT j.* FROM charged c, rides_receipt_job(c.id, c.amount, c.currency, c.user_id) j
     )
     SELECT i.ordinal::int,
            CASE WHEN f.id IS NOT NULL THEN NULL
