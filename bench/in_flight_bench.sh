@@ -9,7 +9,17 @@
 #   env: DURATION=15 (seconds per run)  ROUNDS=3 (alternating rounds; each ratio is the median's)
 #        FILL_SECONDS=30 (new keys at 128 that bring the database to its steady state)
 #        STATS_SETTLE=11 (PostgreSQL 15 reports an idle backend's counts up to 10 s late)
+#        ARTICLE_DB=fresh|grown (the article's database in each of its runs, below)
 #        RESULTS_FILE=bench/results/in_flight_bench-<date>.md
+#
+# The article's floor runs on a database in a stated state, printed with its rows: with
+# ARTICLE_DB=fresh (the default, as an independent harness measures it) the database is dropped
+# and loaded again from bench/article_schema.sql before each of its runs; with ARTICLE_DB=grown it
+# is the one database of the whole bench run, each run starting where the last one left it (this
+# bench before 2026-12-06). In a grown one every run writes more full-page images per key (its
+# random-key indexes have more pages to touch first after each checkpoint), its tables outgrow
+# shared_buffers beside the API's database, and autovacuum runs in some of its runs and not others:
+# docs/bench-results/2026-12-06-article-floor.md. The SQL is the article's either way.
 #
 # The cold state is the database `migrate` just made: empty tables, no statistics, the plans
 # PostgreSQL makes for them, relations that grow page by page and WAL segments created rather than
@@ -32,6 +42,11 @@ duration=${DURATION:-15}
 rounds=${ROUNDS:-3}
 fill_seconds=${FILL_SECONDS:-30}
 stats_settle=${STATS_SETTLE:-11}
+article_db=${ARTICLE_DB:-fresh}
+case $article_db in
+  fresh | grown) ;;
+  *) echo "in_flight_bench: ARTICLE_DB is fresh or grown, not '$article_db'" >&2; exit 2 ;;
+esac
 results_file=${RESULTS_FILE:-bench/results/in_flight_bench-$(date +%Y%m%d-%H%M%S).md}
 
 # shellcheck source=bench/lib/release_binaries.sh
@@ -74,27 +89,41 @@ seq_scans() {  # url
   psql -X -Atq -F ' ' -v ON_ERROR_STOP=1 "$1" -c "/* api_bench */
     SELECT relname, seq_scan, seq_tup_read FROM pg_stat_user_tables ORDER BY relname"
 }
+# MultiXacts made so far and their members (cluster-wide: nothing else runs during a measured
+# run), as of the last checkpoint: "name value" lines. Every transaction that inserts a row
+# referencing a users row takes a KEY SHARE lock on it (the foreign key check); when another
+# transaction holds one on the same row, the lock is a new MultiXact with all of them as members.
+multixacts() {
+  sql -F ' ' -c "/* api_bench */ SELECT 'multixacts', next_multixact_id::text::bigint FROM pg_control_checkpoint()
+    UNION ALL SELECT 'mx_members', next_multi_offset::text::bigint FROM pg_control_checkpoint()"
+}
 # The state before a run, read by measure() after its checkpoint, right before the load starts.
+state_url=""
 state_before() {
-  state_counts "$DATABASE_URL" >"$dir/state-before.txt"
-  seq_scans "$DATABASE_URL" >"$dir/seq-before.txt"
+  { state_counts "$state_url"; multixacts; } >"$dir/state-before.txt"
+  seq_scans "$state_url" >"$dir/seq-before.txt"
 }
 
-# One measured run of new keys at C connections against URL, with the state counts around it
-# (read after STATS_SETTLE on both sides); appends "label keys figures" to $dir/state.tsv and
-# prints them per new key, with the tables read sequentially most.
-keys_run() {  # label connections url
+# One measured run (COMMAND, which calls measure()) with the state counts of the database at URL
+# around it (read after STATS_SETTLE on both sides, the MultiXacts after a checkpoint of their
+# own); appends "label keys figures" to $dir/state.tsv and prints them per new key, with the
+# tables read sequentially most.
+counted_run() {  # label url command...
   local label=$1 before=$dir/state-before.txt after=$dir/state-after.txt n
+  state_url=$2
+  shift 2
   sleep "$stats_settle"
   before_load=state_before
-  wrk_run "$label" new_keys.lua "$2" "$duration" "$3"
+  "$@"
   before_load=""
   sleep "$stats_settle"
-  state_counts "$DATABASE_URL" >"$after"
-  seq_scans "$DATABASE_URL" >"$dir/seq-after.txt"
+  state_counts "$state_url" >"$after"
+  seq_scans "$state_url" >"$dir/seq-after.txt"
+  sql -c "/* api_bench */ CHECKPOINT"
+  multixacts >>"$after"
   n=$(($(count_of "$after" keys) - $(count_of "$before" keys)))
   local figures="" name delta
-  for name in commits seq_tup_read idx_scan wal_bytes wal_fpi pages wal_files maintenance checkpoints; do
+  for name in commits seq_tup_read idx_scan wal_bytes wal_fpi pages wal_files maintenance checkpoints multixacts mx_members; do
     delta=$(($(count_of "$after" "$name") - $(count_of "$before" "$name")))
     figures+=" $name=$delta"
   done
@@ -104,12 +133,25 @@ keys_run() {  # label connections url
     if (n == 0) { print " none"; exit }
     printf " commits %.2f, seq tuples read %.1f, index scans %.1f, WAL %.0f B, full-page images %.3f,",
       v["commits"] / n, v["seq_tup_read"] / n, v["idx_scan"] / n, v["wal_bytes"] / n, v["wal_fpi"] / n
+    printf " MultiXacts %.3f (%.1f members each),", v["multixacts"] / n, (v["multixacts"] ? v["mx_members"] / v["multixacts"] : 0)
     printf " pages grown per 1000 keys %.1f; WAL segments +%d, autovacuum/analyze runs %d, checkpoints %d",
       v["pages"] * 1000 / n, v["wal_files"], v["maintenance"], v["checkpoints"] }')"
   echo "    read sequentially most (table: scans, tuples per new key):$(awk -v n="$n" '
     NR == FNR { scans[$1] = $2; tuples[$1] = $3; next }
     { ds = $2 - scans[$1]; dt = $3 - tuples[$1]; if (ds > 0) printf "%d %s %d %.1f\n", dt, $1, ds, (n > 0 ? dt / n : 0) }' \
     "$dir/seq-before.txt" "$dir/seq-after.txt" | sort -rn | head -n 3 | awk '{ printf " %s: %d, %s;", $2, $3, $4 }')"
+}
+keys_run() {  # label connections url: the API's new keys at C connections against URL
+  counted_run "$1" "$DATABASE_URL" wrk_run "$1" new_keys.lua "$2" "$duration" "$3"
+}
+# The article's minimum SQL at C connections, on its database in the state ARTICLE_DB names
+# (fresh: dropped and loaded again from bench/article_schema.sql first), with the same counts.
+article_counted_run() {  # label connections
+  if [ "$article_db" = fresh ]; then
+    sql -c "/* api_bench */ DROP DATABASE article" -c "/* api_bench */ CREATE DATABASE article"
+    psql -X -q -v ON_ERROR_STOP=1 "$article_url" -f bench/article_schema.sql >>"$dir/article-schema.log" 2>&1
+  fi
+  counted_run "$1" "$article_url" article_run "$1" "$2"
 }
 
 workdir_create
@@ -129,6 +171,10 @@ pgbench_scripts
 : >"$dir/rows.tsv"
 : >"$dir/state.tsv"
 echo "runs of ${duration}s each (columns: rate p50 p99 2xx 409 5xx other):"
+case $article_db in
+  fresh) echo "the article minimum SQL: a fresh database for each of its runs (ARTICLE_DB=fresh)" ;;
+  grown) echo "the article minimum SQL: one database grown through all the rounds (ARTICLE_DB=grown)" ;;
+esac
 echo "cold: the database migrate just made"
 keys_run "cold API new keys 32 (2 in flight)" 32 "$api2_url"
 
@@ -151,7 +197,7 @@ for round in $(seq 1 "$rounds"); do
   for c in 32 128; do
     for which in $order; do
       case $which in
-        article) article_run "article minimum SQL $c #$round" "$c" ;;
+        article) article_counted_run "article minimum SQL $c #$round" "$c" ;;
         one) keys_run "API new keys $c one in flight #$round" "$c" "$api1_url" ;;
         two) keys_run "API new keys $c two in flight #$round" "$c" "$api2_url" ;;
       esac
@@ -161,11 +207,11 @@ done
 check_data
 
 mkdir -p "$(dirname "$results_file")"
-report=$(python3 bench/in_flight_verdicts.py "$dir/rows.tsv" "$dir/state.tsv" "$rounds" "$clk")
+report=$(python3 bench/in_flight_verdicts.py "$dir/rows.tsv" "$dir/state.tsv" "$rounds" "$clk" "$article_db")
 echo
 echo "$report"
 {
-  echo "# bench/in_flight_bench.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, ${duration}s per run, $rounds rounds"
+  echo "# bench/in_flight_bench.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, ${duration}s per run, $rounds rounds, ARTICLE_DB=$article_db"
   echo
   echo "$report"
 } >"$results_file"

@@ -2,9 +2,10 @@
 """The table and the verdicts of bench/in_flight_bench.sh, from its rows (bench/lib/measure.sh's
 format) and its state counts: every run, then per round the ratios that compare two settings or
 the API and the article's minimum SQL run side by side, their medians, and the cold state beside
-the steady one.
+the steady one. ARTICLE_DB is the state of the article's database in each of its runs (fresh or
+grown, bench/in_flight_bench.sh), named in the table and the ratios against it.
 
-  bench/in_flight_verdicts.py ROWS STATE ROUNDS CLK"""
+  bench/in_flight_verdicts.py ROWS STATE ROUNDS CLK ARTICLE_DB"""
 
 import statistics
 import sys
@@ -39,23 +40,32 @@ def per_key(row, ticks, clk):
 
 def main():
     rows, state = read_rows(sys.argv[1]), read_state(sys.argv[2])
-    rounds, clk = int(sys.argv[3]), int(sys.argv[4])
-    out = []
+    rounds, clk, article_db = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    article_state = {"fresh": "fresh database", "grown": "grown database"}[article_db]
+    out = ["article minimum SQL runs: %s" % {
+        "fresh": "each on a fresh database (dropped and loaded again from bench/article_schema.sql before it)",
+        "grown": "on one database grown through all the rounds (each run starts where the last one left it)"}[article_db],
+        ""]
     out.append("| run | rate/s | p50 ms | p99 ms | PG us per key | API us per key | commits per key "
                "| seq tuples read per key | index scans per key | WAL B per key | FPI per key "
+               "| MultiXacts per key | members per MultiXact "
                "| pages per 1000 keys | WAL segments + | autovacuum/analyze | checkpoints |")
-    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, row in rows.items():
         s = state.get(label)
-        cells = [label, "%.0f" % row["rps"], row["p50"], row["p99"],
+        shown = label + (" (%s)" % article_state if label.startswith("article minimum SQL") else "")
+        cells = [shown, "%.0f" % row["rps"], row["p50"], row["p99"],
                  "%.0f" % per_key(row, "pg_ticks", clk), "%.0f" % per_key(row, "api_ticks", clk)]
         if s and s["keys"]:
             n = s["keys"]
             cells += ["%.2f" % (s["commits"] / n), "%.1f" % (s["seq_tup_read"] / n), "%.1f" % (s["idx_scan"] / n),
-                      "%.0f" % (s["wal_bytes"] / n), "%.3f" % (s["wal_fpi"] / n), "%.1f" % (s["pages"] * 1000 / n),
+                      "%.0f" % (s["wal_bytes"] / n), "%.3f" % (s["wal_fpi"] / n),
+                      "%.3f" % (s["multixacts"] / n),
+                      "%.1f" % (s["mx_members"] / s["multixacts"]) if s["multixacts"] else "-",
+                      "%.1f" % (s["pages"] * 1000 / n),
                       str(s["wal_files"]), str(s["maintenance"]), str(s["checkpoints"])]
         else:
-            cells += [""] * 9
+            cells += [""] * 11
         out.append("| " + " | ".join(cells) + " |")
 
     def rate(label):
@@ -73,11 +83,11 @@ def main():
         return name, statistics.median(ratios), ratios
 
     checks = [
-        (median_ratio("two in flight / article minimum, 32", "API new keys 32 two in flight #%d",
+        (median_ratio("two in flight / article minimum (%s), 32" % article_state, "API new keys 32 two in flight #%d",
                       "article minimum SQL 32 #%d"), 1.2),
-        (median_ratio("two in flight / article minimum, 128", "API new keys 128 two in flight #%d",
+        (median_ratio("two in flight / article minimum (%s), 128" % article_state, "API new keys 128 two in flight #%d",
                       "article minimum SQL 128 #%d"), None),
-        (median_ratio("one in flight / article minimum, 32", "API new keys 32 one in flight #%d",
+        (median_ratio("one in flight / article minimum (%s), 32" % article_state, "API new keys 32 one in flight #%d",
                       "article minimum SQL 32 #%d"), None),
         (median_ratio("two in flight / one in flight, 32", "API new keys 32 two in flight #%d",
                       "API new keys 32 one in flight #%d"), None),

@@ -13,10 +13,10 @@ idempotency::PhaseResult create_ride_phase(idempotency::PhaseContext& ctx, RideR
   auto params = from_json(key.request_params);
   if (!params) throw std::runtime_error("stored request_params of key " + std::to_string(key.id) + " are unreadable");
   return ctx.atomic([&](db::Transaction& tx) -> idempotency::PhaseResult {
-    std::string ip = key.origin_ip.empty() ? "0.0.0.0" : key.origin_ip;
+    // The audit record's address ('' when the key has none) is rides_created_audit's to default.
     ctx.exec(tx, statements::kInsertRideWithAudit, key.id, format_coordinate(params->origin_lat),
              format_coordinate(params->origin_lon), format_coordinate(params->target_lat),
-             format_coordinate(params->target_lon), key.user_id, key.request_params, ip);
+             format_coordinate(params->target_lon), key.user_id, key.request_params, key.origin_ip);
     return idempotency::RecoveryPoint{kRideCreated};
   });
 }

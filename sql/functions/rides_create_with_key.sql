@@ -40,9 +40,7 @@ BEGIN
     ), audit AS (
         -- Runs although nothing reads it: a data-modifying CTE always runs to completion.
         INSERT INTO audit_records (action, data, origin_ip, resource_id, resource_type, user_id)
-        SELECT 'create_ride', p_params, COALESCE(NULLIF(p_origin_ip, ''), '0.0.0.0')::cidr, ride.id, 'ride',
-               p_user_id
-        FROM ride
+        SELECT a.* FROM ride, rides_created_audit(p_params, p_origin_ip, ride.id, p_user_id) a
     )
     SELECT true, c.id, c.user_id, c.recovery_point, c.lock_token, c.request_params, c.origin_ip,
            c.payment_idempotency_key, c.response_code, c.response_body, true, false,

@@ -14,7 +14,7 @@ BEGIN
         RETURNING rides.id
     )
     INSERT INTO audit_records (action, data, origin_ip, resource_id, resource_type, user_id)
-    SELECT 'create_ride', p_audit_data, p_origin_ip::cidr, ride.id, 'ride', p_user_id FROM ride
+    SELECT a.* FROM ride, rides_created_audit(p_audit_data, p_origin_ip, ride.id, p_user_id) a
     RETURNING audit_records.resource_id;
 END;
 $$;

@@ -7,8 +7,8 @@
 -- Its parts see one snapshot, so they are chained by what they return: no finish, no ride update;
 -- no ride update, no job. The checks come after it and roll all of it back: RR001 when the lock is
 -- no longer ours (nothing was written), RR002 when the key has no ride.
--- The 201 is stored as NULL when it is exactly rides_created_body_v1 of the ride charged here (issue
--- 31: a smaller final row version), with renderer 1 (sql/019: the one registered for that
+-- The 201 is stored as NULL when it is exactly rides_created_body_v1 of the ride charged here (a
+-- smaller final row version), with renderer 1 (sql/019: the one registered for that
 -- function), which the readers of a finished key's body render it back with. Any other body, or
 -- any other code, is stored as given. The ride is read by its key in the same snapshot,
 -- before the charge id is set on it: the rendering takes p_charge_id, which the chain sets.
@@ -44,9 +44,7 @@ BEGIN
         SELECT p_charge_id, charged.id, p_user_id, p_amount, p_currency FROM charged
     ), receipt AS (
         INSERT INTO staged_jobs (job_name, job_args)
-        SELECT 'send_ride_receipt', jsonb_build_array(jsonb_build_object(
-            'amount', p_amount, 'currency', p_currency, 'user_id', p_user_id, 'ride_id', charged.id))
-        FROM charged
+        SELECT j.* FROM charged, rides_receipt_job(charged.id, p_amount, p_currency, p_user_id) j
     )
     SELECT (SELECT count(*) FROM finished), (SELECT count(*) FROM charged) INTO v_finished, v_charged;
     IF v_finished = 0 THEN

@@ -6,7 +6,6 @@ RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO staged_jobs (job_name, job_args)
-    VALUES ('send_ride_receipt', jsonb_build_array(jsonb_build_object(
-        'amount', p_amount, 'currency', p_currency, 'user_id', p_user_id, 'ride_id', p_ride_id)));
+    SELECT j.* FROM rides_receipt_job(p_ride_id, p_amount, p_currency, p_user_id) j;
 END;
 $$;

@@ -241,4 +241,124 @@ BOOST_AUTO_TEST_CASE(batches_planned_while_the_tables_were_tiny_still_read_no_ta
   BOOST_TEST(db.scalar("SELECT count(*) FROM provider_charges WHERE stripe_charge_id LIKE 'ch_stale_%'") == "260");
 }
 
+// A ride's audit record and its receipt job are defined once (rides_created_audit,
+// rides_receipt_job) for the three ways a ride is made and charged: single calls, a batch, a
+// resumed key (rides_insert_with_audit, rides_stage_ride_receipt). Each way here, from a request
+// without an address, must write the same bytes.
+BOOST_AUTO_TEST_CASE(a_ride_made_by_single_calls_in_a_batch_or_by_a_resumed_key_is_audited_and_receipted_alike) {
+  const std::string token_single = "00000000-0000-4000-8000-0000000000a1";
+  const std::string token_batch = "00000000-0000-4000-8000-0000000000a2";
+  pqxx::work tx(db.conn());
+  auto single = tx.exec_params1(
+      "SELECT id, ride_id FROM rides_create_with_key($1, 'alike-single-key-000001', 'POST', '/rides', '{\"a\":1}', '', "
+      "$2::uuid, "
+      "90, 1, 2, 3, 4, 'rr-alike-single')",
+      alice, token_single);
+  tx.exec_params("SELECT rides_record_charge_and_finish($1, $2::uuid, 'ch_alike_single', 2000, 'usd', $3, 201, '{}')",
+                 single[0].as<std::int64_t>(), token_single, alice);
+  auto batch = tx.exec_params1(
+      "SELECT id, ride_id FROM rides_create_with_keys(ARRAY[$1::bigint], ARRAY['alike-batch-key-0000001'], "
+      "ARRAY['POST'], "
+      "ARRAY['/rides'], ARRAY['{\"a\":1}'::jsonb], ARRAY[''], ARRAY[$2::uuid], ARRAY[90::float8], ARRAY[1::numeric], "
+      "ARRAY[2::numeric], ARRAY[3::numeric], ARRAY[4::numeric], ARRAY['rr-alike-batch'])",
+      alice, token_batch);
+  BOOST_TEST(tx.exec_params1("SELECT count(failed_sqlstate) FROM rides_record_charges_and_finish(ARRAY[$1::bigint], "
+                             "ARRAY[$2::uuid], ARRAY['ch_alike_batch'], ARRAY[2000::bigint], ARRAY['usd'], "
+                             "ARRAY[$3::bigint], ARRAY[201], ARRAY['{}'])",
+                             batch[0].as<std::int64_t>(), token_batch, alice)[0]
+                 .as<int>() == 0);
+  auto resumed_key =
+      tx.exec_params1(
+            "INSERT INTO idempotency_keys (user_id, idempotency_key, request_method, request_path, request_params, "
+            "recovery_point) VALUES ($1, 'alike-resumed-key-00001', 'POST', '/rides', '{\"a\":1}', 'started') "
+            "RETURNING id",
+            alice)[0]
+          .as<std::int64_t>();
+  auto resumed_ride = tx.exec_params1("SELECT * FROM rides_insert_with_audit($1, 1, 2, 3, 4, $2, '{\"a\":1}', '')",
+                                      resumed_key, alice)[0]
+                          .as<std::int64_t>();
+  tx.exec_params("SELECT rides_stage_ride_receipt($1, 2000, 'usd', $2)", resumed_ride, alice);
+  const auto written = [&](std::int64_t ride) {
+    return tx
+        .exec_params1(
+            "SELECT concat_ws(' | ', (SELECT string_agg(concat_ws(':', a.action, a.resource_type, a.data::text, "
+            "a.origin_ip::text, a.user_id = $2), ',') FROM audit_records a WHERE a.resource_id = $1), "
+            "(SELECT string_agg(concat_ws(':', j.job_name, j.job_args::text), ',') FROM staged_jobs j "
+            "WHERE j.job_args->0->>'ride_id' = $1::text))",
+            ride, alice)[0]
+        .as<std::string>();
+  };
+  const std::string receipt =
+      R"(send_ride_receipt:[{"amount": 2000, "ride_id": RIDE, "user_id": USER, "currency": "usd"}])";
+  for (auto ride : {single[1].as<std::int64_t>(), batch[1].as<std::int64_t>(), resumed_ride}) {
+    std::string expected = R"(create_ride:ride:{"a": 1}:0.0.0.0/32:t | )" + receipt;
+    expected.replace(expected.find("RIDE"), 4, std::to_string(ride));
+    expected.replace(expected.find("USER"), 4, std::to_string(alice));
+    BOOST_TEST(written(ride) == expected);
+  }
+}
+
+// Sharing those two definitions costs no call: each is inlined into the statement that uses it, as
+// if its SELECT were written there (a function the planner cannot inline shows as a Function Scan).
+BOOST_AUTO_TEST_CASE(the_shared_audit_and_receipt_definitions_are_inlined_into_the_statements) {
+  pqxx::work tx(db.conn());
+  std::string plan;
+  for (const auto& row :
+       tx.exec("EXPLAIN (VERBOSE, COSTS OFF) WITH ride AS (INSERT INTO rides (origin_lat, origin_lon, target_lat, "
+               "target_lon, user_id) VALUES (1, 2, 3, 4, " +
+               std::to_string(alice) +
+               ") RETURNING id), audit AS (INSERT INTO audit_records (action, data, origin_ip, resource_id, "
+               "resource_type, user_id) SELECT a.* FROM ride, rides_created_audit('{}', '', ride.id, 1) a) "
+               "INSERT INTO staged_jobs (job_name, job_args) SELECT j.* FROM ride, rides_receipt_job(ride.id, 2000, "
+               "'usd', 1) j"))
+    plan += row[0].as<std::string>() + "\n";
+  BOOST_TEST(plan.find("Function Scan") == std::string::npos, plan);
+  BOOST_TEST(plan.find("'create_ride'::text") != std::string::npos, plan);
+  BOOST_TEST(plan.find("'send_ride_receipt'::text") != std::string::npos, plan);
+}
+
+// A batch function's statement is planned once per session, whatever the sizes of its arrays:
+// PL/pgSQL's plan cache would otherwise find the custom plan for each call's sizes cheaper than
+// the generic one and plan the whole statement again at every call. Counted by
+// pg_stat_statements (loaded by scripts/test.sh), which sees the functions' own statements with
+// track = all and counts their planning with track_planning.
+BOOST_AUTO_TEST_CASE(a_batch_functions_statement_is_planned_once_per_session_whatever_its_sizes) {
+  // Straight to PostgreSQL: a plan is a session's, and through PgBouncer calls move between sessions.
+  pqxx::connection session(db.direct_url());
+  // scripts/test.sh starts PostgreSQL with shared_preload_libraries=pg_stat_statements.
+  db.scalar("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  pqxx::nontransaction(session).exec(
+      "SET pg_stat_statements.track = 'all'; SET pg_stat_statements.track_planning = on");
+  for (int call = 0; call < 4; ++call) create_and_finish_ten_keys(session, alice, 1 + 10 * call);
+  {
+    pqxx::work tx(session);
+    for (int size = 1; size <= 4; ++size)
+      tx.exec_params(
+          "SELECT count(*) FROM rides_create_with_keys(array_fill($1::bigint, ARRAY[$2::int]), "
+          "ARRAY(SELECT 'planned-once-' || $2::int || '-' || lpad(x::text, 8, '0') FROM generate_series(1, $2::int) "
+          "x), "
+          "array_fill('POST'::text, ARRAY[$2::int]), array_fill('/rides'::text, ARRAY[$2::int]), "
+          "array_fill('{}'::jsonb, ARRAY[$2::int]), array_fill(''::text, ARRAY[$2::int]), "
+          "ARRAY(SELECT gen_random_uuid() FROM generate_series(1, $2::int)), array_fill(90::float8, ARRAY[$2::int]), "
+          "array_fill(1::numeric, ARRAY[$2::int]), array_fill(2::numeric, ARRAY[$2::int]), "
+          "array_fill(3::numeric, ARRAY[$2::int]), array_fill(4::numeric, ARRAY[$2::int]), "
+          "ARRAY(SELECT 'rr-once-' || $2::int || '-' || x FROM generate_series(1, $2::int) x))",
+          alice, size);
+    tx.commit();
+  }
+  auto counts = pqxx::nontransaction(session).exec(
+      "SELECT CASE WHEN query LIKE '%INSERT INTO idempotency_keys%' THEN 'create' ELSE 'finish' END, "
+      "sum(calls)::int, sum(plans)::int FROM pg_stat_statements "
+      "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+      "AND (query LIKE '%unnest%INSERT INTO idempotency_keys AS k%' OR query LIKE '%UPDATE idempotency_keys k%FROM "
+      "target t%') "
+      "GROUP BY 1 ORDER BY 1");
+  BOOST_TEST_REQUIRE(counts.size() == 2u, "pg_stat_statements lists " << counts.size() << " of the two statements");
+  for (const auto& row : counts) {
+    BOOST_TEST(row[1].as<int>() >= 4, row[0].c_str() << ": " << row[1].as<int>() << " calls");
+    BOOST_TEST(row[2].as<int>() <= 1,
+               row[0].c_str() << ": planned " << row[2].as<int>() << " times in " << row[1].as<int>() << " calls");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

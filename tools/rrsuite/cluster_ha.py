@@ -183,11 +183,7 @@ def start(cluster, bin_dir, asynchronous, netns_prefix):
     cluster_steps.check_pgbouncer_policy(cluster)
     cluster_steps.migrate(cluster)
     cluster_steps.create_demo_user(cluster)
-    say("starting the stand-in provider on %s" % cluster.conf["MOCK_PORT"])
-    members.start_member(cluster, "stripe-mock")
-    say("starting api1 on %s and api2 on %s" % (cluster.conf["API1_PORT"], cluster.conf["API2_PORT"]))
-    members.start_member(cluster, "api1")
-    members.start_member(cluster, "api2")
+    cluster_steps.start_provider_and_apis(cluster)
     cluster_steps.check_apis_through_haproxy(cluster)
     say("starting enqueuer1, enqueuer2, completer1, completer2, reaper1, reaper2")
     for name in ("enqueuer1", "enqueuer2", "completer1", "completer2", "reaper1", "reaper2"):

@@ -42,11 +42,7 @@ def start(cluster, bin_dir):
     if held != "0":
         say("WARNING: %s advisory lock(s) still held on PostgreSQL after migrate" % held)
     cluster_steps.create_demo_user(cluster)
-    say("starting the stand-in provider on %s" % cluster.conf["MOCK_PORT"])
-    members.start_member(cluster, "stripe-mock")
-    say("starting api1 on %s and api2 on %s" % (cluster.conf["API1_PORT"], cluster.conf["API2_PORT"]))
-    members.start_member(cluster, "api1")
-    members.start_member(cluster, "api2")
+    cluster_steps.start_provider_and_apis(cluster)
     say("starting HAProxy on %s (stats on %s)" % (cluster.conf["HAPROXY_PORT"], cluster.conf["HAPROXY_STATS_PORT"]))
     members.start_member(cluster, "haproxy")
     cluster_steps.check_apis_through_haproxy(cluster)

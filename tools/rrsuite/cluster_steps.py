@@ -119,6 +119,15 @@ def check_pgbouncer_policy(cluster):
         raise ClusterError("PgBouncer does not run the policy of deploy/pgbouncer.ini")
 
 
+def start_provider_and_apis(cluster):
+    """The stand-in provider, then api1 and api2 (each waited for; behind HAProxy once it runs)."""
+    say("starting the stand-in provider on %s" % cluster.conf["MOCK_PORT"])
+    members.start_member(cluster, "stripe-mock")
+    say("starting api1 on %s and api2 on %s" % (cluster.conf["API1_PORT"], cluster.conf["API2_PORT"]))
+    members.start_member(cluster, "api1")
+    members.start_member(cluster, "api2")
+
+
 def check_apis_through_haproxy(cluster):
     """Both APIs in rotation, then one request through HAProxy as a client makes it (both shapes)."""
     members.wait_haproxy_up(cluster, "api1", 20)
