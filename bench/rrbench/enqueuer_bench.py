@@ -93,7 +93,8 @@ def main(argv):
             remaining = left()
             if remaining != 0:
                 raise BenchError("SQL drain incomplete: left=%d" % remaining)
-            say("drain batch=%-5d enqueuer %.2fs (%.0f jobs/s)  pure SQL %.2fs (%.0f rows/s)  enqueuer/SQL time ratio %.2f"
+            say("drain batch=%-5d enqueuer %.2fs (%.0f jobs/s)  pure SQL %.2fs (%.0f rows/s)  "
+                "enqueuer/SQL time ratio %.2f"
                 % (batch, e / 1e9, rows / (e / 1e9), s / 1e9, rows / (s / 1e9), e / s))
 
         # The cost of a replica-acknowledged push: WAIT 1 after each batch's LPUSH, in the same round trip.

@@ -76,7 +76,8 @@ class Probe:
 def longest_gap(probe_log, at):
     """The longest span without a 2xx answer from `at` until now."""
     now = time.time()
-    answers = sorted(float(answered) for sent, answered, status in (line.split() for line in read(probe_log).splitlines())
+    lines = (line.split() for line in read(probe_log).splitlines())
+    answers = sorted(float(answered) for sent, answered, status in lines
                      if 200 <= int(status) < 300 and at < float(answered) <= now)
     points = [at] + answers
     return max(b - a for a, b in zip(points, points[1:] + [now]))
@@ -125,8 +126,8 @@ def main(argv):
         out = os.path.join(work, "wrk.out")
         env = dict(os.environ, BENCH_TOKEN=state["exports"]["ROCKET_RIDES_TOKEN"],
                    BENCH_RUN="ha-%s" % uuid.uuid4().hex[:10], BENCH_LUA_DIR=LUA_DIR)
-        run_to_file(["wrk", "-t2", "-c%d" % connections, "-d%ds" % duration, "-s", os.path.join(LUA_DIR, "new_keys.lua"),
-                     state["exports"]["API_URL"]], out, env=env)
+        run_to_file(["wrk", "-t2", "-c%d" % connections, "-d%ds" % duration, "-s",
+                     os.path.join(LUA_DIR, "new_keys.lua"), state["exports"]["API_URL"]], out, env=env)
         fields = wrk.bench_result(read(out))
         return "%.0f" % (int(fields.get("s2xx", 0)) / float(fields.get("seconds", duration)))
 

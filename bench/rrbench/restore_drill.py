@@ -151,8 +151,8 @@ def main(argv):
         t = time.monotonic()
         backup("--full")
         figure("full_backup_ms=%d" % ms_since(t))
-        sql("INSERT INTO drill (id, payload) SELECT g, repeat(md5(g::text), 5) FROM generate_series(%d + 1, %d + %d / 10) g"
-            % (rows, rows, rows))
+        sql("INSERT INTO drill (id, payload) SELECT g, repeat(md5(g::text), 5) "
+            "FROM generate_series(%d + 1, %d + %d / 10) g" % (rows, rows, rows))
         t = time.monotonic()
         backup("--diff")
         figure("diff_backup_ms=%d" % ms_since(t))
@@ -171,7 +171,8 @@ def main(argv):
         restore_point = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         want = sql("SELECT count(*) FROM drill")
         time.sleep(1.1)
-        sql("INSERT INTO drill (id, payload) SELECT g, 'after' FROM generate_series(%d * 2, %d * 2 + 999) g" % (rows, rows))
+        sql("INSERT INTO drill (id, payload) SELECT g, 'after' FROM generate_series(%d * 2, %d * 2 + 999) g"
+            % (rows, rows))
         prober = Prober(api_url, token, os.path.join(d, "probe-to"))
         stack.callback(prober.stop)
         time.sleep(1)
