@@ -42,6 +42,9 @@ def _terminated(signum, frame):
 
 
 def handle_signals():
+    # SIGINT explicitly too: a shell starts a background job with SIGINT ignored, and Python keeps
+    # an ignored SIGINT ignored, which would leave `kill -INT` with no effect on a bench run so.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminated)
     signal.signal(signal.SIGHUP, _terminated)
 
@@ -110,7 +113,8 @@ class Workdir:
             server_log = self.file("servers", "pg", "server.log")
             if os.path.exists(server_log):
                 shutil.copy(server_log, logs)
-            warn("%s: failed; logs kept in %s" % (self.keep, logs))
+            status = value.code if kind is SystemExit else 130 if kind is KeyboardInterrupt else 1
+            warn("%s: failed (exit %s); logs kept in %s" % (self.keep, status, logs))
         shutil.rmtree(self.path, ignore_errors=True)
         return False
 
