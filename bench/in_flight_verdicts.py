@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table and the verdicts of bench/in_flight_bench.sh, from its rows (bench/lib/measure.sh's
+"""The table and the verdicts of bench/in_flight_bench.sh, from its rows (bench/rrbench/measure.py's
 format) and its state counts: every run, then per round the ratios that compare two settings or
 the API and the article's minimum SQL run side by side, their medians, and the cold state beside
 the steady one. ARTICLE_DB is the state of the article's database in each of its runs (fresh or

@@ -4,8 +4,8 @@
     python3 bench/verdicts.py ROWS FIGURES
 
 ROWS (rows.tsv): "label<TAB>rps p50 p99 2xx 409 5xx other  pg api mock loadgen proxies other-cpu
-(cores)  pg-ticks api-ticks api-switches loadgen-ticks", one measured run a line (written by the
-bench's measure function). FIGURES: "name<TAB>value" lines, the counts the shell parts made (round trips,
+(cores)  pg-ticks api-ticks api-switches loadgen-ticks", one measured run a line (written by
+bench/rrbench/measure.py). FIGURES: "name<TAB>value" lines, the counts the driver made (round trips,
 memory, the pool, the data check...). Prints the markdown report; the verdicts print figures and
 ratios only. Standard library only: it runs on Debian's python3.
 """
@@ -332,7 +332,7 @@ def report(rows, f):
 
 
 class Figures(dict):
-    """The counts: one the shell parts could not make reads as empty, as its unset variable did."""
+    """The counts: one the driver could not make reads as empty."""
 
     def __missing__(self, name):
         return ""
