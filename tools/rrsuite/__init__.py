@@ -25,7 +25,7 @@ import it with tools/ on sys.path.
   ha_state.py       the HA shape now: leader, serving leader, standbys, node lines, waits
   ha_leader.py      switchover and failover through Patroni's REST API
   servers_cli.py    `python3 -m rrsuite server KIND ...`: one server for a script in bash
-                    (scripts/local-servers.sh, bench/lib/servers.sh, the HA shape's Redis)
+                    (scripts/local-servers.sh, scripts/cluster.sh's HA restore, the crashed-leader test)
   patroni.py        the HA cluster's Patroni nodes and their addresses
   netns.py          network namespaces for the HA shape
   node_netns.py     the HA shape's node namespaces (--netns) and partitions
