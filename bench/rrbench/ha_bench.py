@@ -23,13 +23,11 @@ import os
 import shutil
 import tempfile
 import statistics
-import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 
 from . import wrk
+from .probe import RideProbe, records as probe_records
 from .base import LUA_DIR, RESULTS, BenchError, cores, env_int, read, run_to_file, warn
 from rrsuite import cluster
 from rrsuite.paths import REPO
@@ -41,44 +39,11 @@ def say(text):
     warn("ha_bench: " + text)
 
 
-class Probe:
-    """A steady client: a new key every 100 ms; per request a line "sent answered status"."""
-
-    def __init__(self, api_url, token, path):
-        self.api_url, self.token, self.path = api_url, token, path
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        body = b"origin_lat=37.7749&origin_lon=-122.4194&target_lat=37.8044&target_lon=-122.2712"
-        with open(self.path, "a", buffering=1) as log:
-            while not self.stopping.is_set():
-                request = urllib.request.Request(self.api_url + "/rides", data=body, method="POST", headers={
-                    "Authorization": "Bearer " + self.token, "Idempotency-Key": str(uuid.uuid4()),
-                    "Content-Type": "application/x-www-form-urlencoded"})
-                sent = time.time()
-                try:
-                    with urllib.request.urlopen(request, timeout=3) as answer:
-                        status = answer.status
-                except urllib.error.HTTPError as error:
-                    status = error.code
-                except Exception:
-                    status = 0
-                log.write("%.3f %.3f %d\n" % (sent, time.time(), status))
-                self.stopping.wait(0.1)
-
-    def stop(self):
-        self.stopping.set()
-        self.thread.join(timeout=10)
-
-
 def longest_gap(probe_log, at):
     """The longest span without a 2xx answer from `at` until now."""
     now = time.time()
-    lines = (line.split() for line in read(probe_log).splitlines())
-    answers = sorted(float(answered) for sent, answered, status in lines
-                     if 200 <= int(status) < 300 and at < float(answered) <= now)
+    answers = sorted(answered for _, answered, status in probe_records(read(probe_log))
+                     if 200 <= status < 300 and at < answered <= now)
     points = [at] + answers
     return max(b - a for a, b in zip(points, points[1:] + [now]))
 
@@ -181,7 +146,8 @@ def main(argv):
 
         # --- 2. failover unavailability on the last HA cluster
         probe_log = os.path.join(work, "probe.log")
-        probe = Probe(state["exports"]["API_URL"], state["exports"]["ROCKET_RIDES_TOKEN"], probe_log)
+        # A new key every 100 ms.
+        probe = RideProbe(state["exports"]["API_URL"], state["exports"]["ROCKET_RIDES_TOKEN"], probe_log, 0.1, 3)
         stack.callback(probe.stop)
         unavailable = []
         wait_healthy()

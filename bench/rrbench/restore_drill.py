@@ -27,12 +27,9 @@ import re
 import signal
 import subprocess
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
+from .probe import RideProbe, records as probe_records
 from .base import BenchError, env_int, psql_value, read, warn
 from rrsuite import cluster, postgres
 from rrsuite.paths import CLUSTER, REPO
@@ -50,49 +47,15 @@ def ms_since(t):
     return int((time.monotonic() - t) * 1000)
 
 
-class Prober:
-    """A ride booked every 250 ms through HAProxy, one "epoch_ms status" line each (000: no answer)."""
-
-    def __init__(self, api_url, token, path):
-        self.api_url, self.token, self.path = api_url, token, path
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        body = urllib.parse.urlencode({"origin_lat": "37.7749", "origin_lon": "-122.4194", "target_lat": "37.8044",
-                                       "target_lon": "-122.2712"}).encode()
-        i = 0
-        with open(self.path, "w", buffering=1) as out:
-            while not self.stopping.is_set():
-                i += 1
-                request = urllib.request.Request(self.api_url + "/rides", data=body, method="POST", headers={
-                    "Authorization": "Bearer " + self.token,
-                    "Idempotency-Key": "drill-probe-%d-%d-%d" % (os.getpid(), i, time.monotonic_ns() % 32768)})
-                try:
-                    with urllib.request.urlopen(request, timeout=5) as answer:
-                        status = "%03d" % answer.status
-                except urllib.error.HTTPError as error:
-                    status = "%03d" % error.code
-                except Exception:
-                    status = "000"
-                out.write("%d %s\n" % (time.time() * 1000, status))
-                self.stopping.wait(0.25)
-
-    def stop(self):
-        self.stopping.set()
-        self.thread.join(timeout=10)
-
-
 def closed_figure(name, probe_path, log_path):
     """The writes-closed span from the prober's file, the reconciliation pass from the restore's log."""
     span, start = None, None
-    for line in read(probe_path).splitlines():
-        ms, status = line.split()
-        if status != "201" and start is None:
-            start = int(ms)
-        elif start is not None and status == "201":
-            span = int(ms) - start
+    for sent, _, status in probe_records(read(probe_path)):
+        ms = int(sent * 1000)
+        if status != 201 and start is None:
+            start = ms
+        elif start is not None and status == 201:
+            span = ms - start
             break
     passes = re.findall(r"^cluster: \[\+(\d+) s\] reconcile: (matched=.*)$", read(log_path), re.M)
     reconcile = "%s s into the restore: %s" % passes[-1] if passes else "no pass logged"
@@ -126,6 +89,18 @@ def main(argv):
                                   stderr=err).returncode
         if code != 0:
             raise BenchError("cluster.sh restore %s failed (exit %d; log: %s)" % (" ".join(args), code, name))
+
+    def timed_restore(args, name, prober):
+        """restore ARGS (name: to or latest) under the prober; prints its figures."""
+        t = time.monotonic()
+        restore(args, "drill-restore-" + name)
+        total = ms_since(t)
+        prober.stop()
+        log = os.path.join(logs, "drill-restore-%s.log" % name)
+        closed_figure("restore_" + name, os.path.join(d, "probe-" + name), log)
+        after = backup_after(log)
+        figure("restore_%s_ms=%d (the full backup after it: %s s more)" % (
+            name, total - (after or 0) * 1000, after if after is not None else "?"))
 
     def backup(kind):
         with open(os.path.join(logs, "drill.log"), "ab") as err:
@@ -173,17 +148,10 @@ def main(argv):
         time.sleep(1.1)
         sql("INSERT INTO drill (id, payload) SELECT g, 'after' FROM generate_series(%d * 2, %d * 2 + 999) g"
             % (rows, rows))
-        prober = Prober(api_url, token, os.path.join(d, "probe-to"))
+        prober = RideProbe(api_url, token, os.path.join(d, "probe-to"), 0.25, 5)
         stack.callback(prober.stop)
         time.sleep(1)
-        t = time.monotonic()
-        restore(["--to", restore_point], "drill-restore-to")
-        total = ms_since(t)
-        prober.stop()
-        closed_figure("restore_to", os.path.join(d, "probe-to"), os.path.join(logs, "drill-restore-to.log"))
-        after = backup_after(os.path.join(logs, "drill-restore-to.log"))
-        figure("restore_to_ms=%d (the full backup after it: %s s more)" % (total - (after or 0) * 1000,
-                                                                           after if after is not None else "?"))
+        timed_restore(["--to", restore_point], "to", prober)
         got = sql("SELECT count(*) FROM drill")
         if got != want:
             note("restore --to: %s rows, want %s" % (got, want))
@@ -210,7 +178,7 @@ def main(argv):
                 if writer.poll() is None:
                     writer.kill()
                     writer.wait()
-        prober = Prober(api_url, token, os.path.join(d, "probe-latest"))
+        prober = RideProbe(api_url, token, os.path.join(d, "probe-latest"), 0.25, 5)
         stack.callback(prober.stop)
         time.sleep(1)
         pid = int(read(os.path.join(d, "servers", "pg", "postmaster.pid")).splitlines()[0])
@@ -222,14 +190,7 @@ def main(argv):
                 break
             time.sleep(0.1)
         ack_lines = [line for line in read(acks).splitlines() if line]
-        t = time.monotonic()
-        restore(["--latest"], "drill-restore-latest")
-        total = ms_since(t)
-        prober.stop()
-        closed_figure("restore_latest", os.path.join(d, "probe-latest"), os.path.join(logs, "drill-restore-latest.log"))
-        after = backup_after(os.path.join(logs, "drill-restore-latest.log"))
-        figure("restore_latest_ms=%d (the full backup after it: %s s more)" % (total - (after or 0) * 1000,
-                                                                               after if after is not None else "?"))
+        timed_restore(["--latest"], "latest", prober)
         count, last_restored = sql(
             "SELECT count(*) || '|' || COALESCE(to_char(max(committed_at) AT TIME ZONE 'UTC', "
             "'YYYY-MM-DD\"T\"HH24:MI:SS.US'), 'none') FROM drill WHERE id < 0").split("|")
