@@ -34,11 +34,12 @@ LANGUAGE plpgsql
 -- the tables grow, until the first autoanalyze: a sequential scan of idempotency_keys for every
 -- batch (the join that reads keys that already existed). These settings hold for this function's
 -- statements only.
--- One generic plan per session, made once: the arrays' sizes change the planner's estimates, so
--- PL/pgSQL's plan cache would otherwise find a custom plan cheaper than the generic one every
--- time and plan the whole statement again at every call (about 0.6 ms of PostgreSQL's CPU per
--- batch, more than half of a batch of one); the settings above make the generic plan the one a custom
--- plan would be, index probes whatever the sizes.
+-- One generic plan per session, made once. Otherwise, on a database with some history, PL/pgSQL's
+-- plan cache finds the custom plan for a small batch cheaper than the generic one every time and
+-- plans the whole statement again at every call (20 calls of one element on 20,000 analyzed keys:
+-- 21 plans; about 0.6 ms of PostgreSQL's CPU a call, more than half of a batch of one). The
+-- settings above make the generic plan the one a custom plan would be, index probes whatever the
+-- sizes.
 SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 SET plan_cache_mode = force_generic_plan
 AS $$
