@@ -9,8 +9,9 @@ import time
 import urllib.error
 import urllib.request
 
-from . import haproxy, node_postgres
+from . import haproxy, node_postgres, postgres
 from .clusterdir import say
+from .process import HarnessError, http_status
 
 NODES = (1, 2, 3)
 # Patroni's keys in etcd live under /service/SCOPE/ (deploy/patroni.yml.in's scope).
@@ -50,13 +51,19 @@ def etcd_healthy(cluster):
         return False
 
 
+def poll(probe, seconds, interval=0.2):
+    """probe() every `interval` until it returns something true; that, or None after `seconds`."""
+    for _ in range(int(seconds / interval)):
+        value = probe()
+        if value:
+            return value
+        time.sleep(interval)
+    return None
+
+
 def wait_etcd_healthy(cluster, seconds):
     """Until a majority of the members answers: a lone member cannot, so the three start together."""
-    for _ in range(int(seconds * 5)):
-        if etcd_healthy(cluster):
-            return True
-        time.sleep(0.2)
-    return False
+    return poll(lambda: etcd_healthy(cluster), seconds) is not None
 
 
 def cluster_json(cluster):
@@ -71,12 +78,9 @@ def cluster_json(cluster):
 
 
 def is_primary(cluster, n):
-    """Node n's Patroni answers 200 on /primary: it holds the lock and its PostgreSQL runs."""
-    try:
-        with urllib.request.urlopen(rest_url(cluster, n) + "/primary", timeout=1) as response:
-            return 200 <= response.status < 300
-    except (OSError, ValueError):
-        return False
+    """Node n's Patroni answers 2xx on /primary: it holds the lock and its PostgreSQL runs."""
+    status = http_status(cluster.port("NODE%d_REST_PORT" % n), "/primary", host=cluster.node_address(n), timeout=1)
+    return 200 <= status < 300
 
 
 def haproxy_pg_state(cluster, node):
@@ -85,14 +89,13 @@ def haproxy_pg_state(cluster, node):
 
 
 def psql_value(host, port, sql):
-    """One value from PostgreSQL as the postgres user, or None if it does not answer."""
+    """What PostgreSQL answers as the postgres user (rows on lines, fields split by |), or None if it
+    does not answer."""
     try:
-        result = subprocess.run(["psql", "-X", "-At", "-F", " ", "-h", host, "-p", str(port), "-U", "postgres",
-                                 "-d", "postgres", "--set=connect_timeout=2", "-c", sql], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=20)
-    except subprocess.TimeoutExpired:
+        return postgres.psql("postgresql://postgres@%s:%s/postgres?connect_timeout=2" % (host, port), sql,
+                             timeout=20).strip()
+    except (HarnessError, subprocess.TimeoutExpired):
         return None
-    return result.stdout.decode(errors="replace").strip() if result.returncode == 0 else None
 
 
 def serving_leader(cluster):
@@ -106,12 +109,10 @@ def serving_leader(cluster):
 
 def wait_serving_leader(cluster, seconds, not_this=None):
     """Until a leader (other than `not_this`) serves through HAProxy; its name, or None."""
-    for _ in range(int(seconds * 5)):
+    def new_leader():
         leader = serving_leader(cluster)
-        if leader is not None and leader != not_this:
-            return leader
-        time.sleep(0.2)
-    return None
+        return leader if leader != not_this else None
+    return poll(new_leader, seconds)
 
 
 def replication_rows(cluster, leader):
@@ -120,7 +121,7 @@ def replication_rows(cluster, leader):
     text = psql_value(cluster.node_address(n), cluster.port("NODE%d_PG_PORT" % n), """SELECT application_name,
         state, sync_state, COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), -1)::bigint
         FROM pg_stat_replication""")
-    return [tuple(line.split(" ")) for line in (text or "").splitlines() if line.count(" ") == 3]
+    return [tuple(line.split("|")) for line in (text or "").splitlines() if line.count("|") == 3]
 
 
 def standbys_streaming(cluster, rows):
@@ -131,29 +132,29 @@ def standbys_streaming(cluster, rows):
 
 def wait_standbys(cluster, seconds):
     """Until both standbys stream from the leader; False (having said what it saw) after `seconds`."""
-    leader, rows = None, []
-    for _ in range(int(seconds * 5)):
-        leader = leader_name(cluster)
-        if leader is not None:
-            rows = replication_rows(cluster, leader)
-            if standbys_streaming(cluster, rows):
-                return True
-        time.sleep(0.2)
+    seen = {"leader": None, "rows": []}
+
+    def streaming():
+        seen["leader"] = leader_name(cluster)
+        if seen["leader"] is None:
+            return False
+        seen["rows"] = replication_rows(cluster, seen["leader"])
+        return standbys_streaming(cluster, seen["rows"])
+    if poll(streaming, seconds):
+        return True
     say("the standbys are not both streaming after %d s (leader: %s): %s" % (
-        seconds, leader or "none", "\n".join(" ".join(row) for row in rows)))
+        seconds, seen["leader"] or "none", "\n".join(" ".join(row) for row in seen["rows"])))
     return False
 
 
 def wait_primary(cluster, n, seconds):
     """Until node n's Patroni says it is the primary; False once its Patroni has exited or after
     `seconds`."""
-    for _ in range(int(seconds * 5)):
+    def state():
         if is_primary(cluster, n):
-            return True
-        if cluster.member_pid("patroni%d" % n) is None:
-            return False
-        time.sleep(0.2)
-    return False
+            return "primary"
+        return "exited" if cluster.member_pid("patroni%d" % n) is None else None
+    return poll(state, seconds) == "primary"
 
 
 def node_lines(cluster):
