@@ -22,7 +22,7 @@
 #       them. Prints "restored to: ..." and "reconcile since: ..." on stdout.
 #
 # --fast turns fsync off (for correctness tests only; benchmarks keep durable commits).
-# --archive archives WAL through pgBackRest (scripts/backup-site.sh; docs/operations.md, "Backups
+# --archive archives WAL through pgBackRest (tools/rrsuite/backup.py; docs/operations.md, "Backups
 #   and restore"): its configuration DIR/pgbackrest/pgbackrest.conf (printed as BACKUP_CONFIG),
 #   the repository BACKUP_REPO_PATH (default DIR/backup-repo), the stanza created at start.
 #   ARCHIVE_TIMEOUT (default 60, seconds) bounds how long a commit waits in a WAL segment that is
@@ -48,13 +48,15 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 tools=$(cd "$(dirname "$0")/../tools" && pwd)
-# shellcheck source=scripts/backup-site.sh
-. "$(dirname "$0")/backup-site.sh"
 backup_config=$dir/pgbackrest/pgbackrest.conf
 
 # One server started as tools/rrsuite starts it (servers_cli.py): its command line and its
 # readiness wait are written there once.
 rrsuite_server() { PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
+# pgBackRest's configuration and commands as tools/rrsuite writes them (backup.py), in our voice.
+rrsuite_backup() {
+  RRSUITE_VOICE=local-servers PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite backup "$@"
+}
 
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -116,7 +118,7 @@ pg_options() {
   if [ "${FAST:-}" = "--fast" ]; then opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi
   if [ "${ARCHIVE:-}" = 1 ]; then
     opts="$opts -c archive_mode=on -c archive_timeout=${ARCHIVE_TIMEOUT:-60}"
-    opts="$opts -c \"archive_command=$(backup_archive_command "$backup_config")\""
+    opts="$opts -c \"archive_command=$(rrsuite_backup archive-command "$backup_config")\""
   fi
   if [ -n "${PG_EXTRA_OPTS:-}" ]; then opts="$opts $PG_EXTRA_OPTS"; fi
   echo "$opts"
@@ -179,11 +181,11 @@ start() {
     rrsuite_server postgres-init "$dir/pg" "$dir/initdb.log" || exit 1
   fi
   if [ -n "$archive" ]; then
-    backup_write_config "$backup_config" "${BACKUP_REPO_PATH:-$dir/backup-repo}" "$dir/pg" "$pg_port" "$dir/pg" \
-      "$dir/pgbackrest"
+    rrsuite_backup write-config "$backup_config" "${BACKUP_REPO_PATH:-$dir/backup-repo}" "$dir/pg" "$pg_port" \
+      "$dir/pg" "$dir/pgbackrest" || exit 1
   fi
   PG_PORT=$pg_port FAST=$fast ARCHIVE=$archive ARCHIVE_TIMEOUT=${ARCHIVE_TIMEOUT:-60} start_postgres 60
-  if [ -n "$archive" ]; then backup_stanza_create "$backup_config"; fi
+  if [ -n "$archive" ]; then rrsuite_backup stanza-create "$backup_config" || exit 1; fi
   if ! as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -tAc \
       "SELECT 1 FROM pg_database WHERE datname = 'rocket_rides'" | grep -q 1; then
     as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -qc "CREATE DATABASE rocket_rides" >/dev/null
@@ -220,86 +222,9 @@ stop() {
   done
 }
 
-load_ports() {
-  [ -f "$dir/ports" ] || { echo "local-servers: no servers in $dir" >&2; exit 1; }
-  # shellcheck disable=SC1091
-  . "$dir/ports"
-}
-
-# Loads DIR/ports, and refuses servers that were not started with --archive.
-require_archiving() {
-  load_ports
-  if [ "${ARCHIVE:-}" != 1 ] || [ ! -f "$backup_config" ]; then
-    echo "local-servers: PostgreSQL in $dir does not archive (start it with --archive)" >&2
-    exit 1
-  fi
-}
-
-postgres_alive() { [ -f "$dir/pg/postmaster.pid" ] && kill -0 "$(head -n 1 "$dir/pg/postmaster.pid")" 2>/dev/null; }
-
-api_binary() {
-  local bin_dir=$1
-  if [ -n "$bin_dir" ]; then echo "$bin_dir/rocket-rides-api"
-  elif [ -x "$backup_site_repo/build/bin/rocket-rides-api" ]; then echo "$backup_site_repo/build/bin/rocket-rides-api"
-  else command -v rocket-rides-api || echo rocket-rides-api
-  fi
-}
-
-restore() {
-  local to="" latest="" env_file="" bin_dir="" postgres_only=""
-  while [ $# -gt 0 ]; do
-    case "$1" in
-      --to) to=${2:?--to needs a time (RFC 3339, e.g. 2026-11-27T12:00:00Z)}; shift 2 ;;
-      --latest) latest=1; shift ;;
-      --reconcile) env_file=${2:?--reconcile needs an environment file}; shift 2 ;;
-      --bin-dir) bin_dir=${2:?--bin-dir needs a directory}; shift 2 ;;
-      --postgres-only) postgres_only=1; shift ;;
-      *) echo "local-servers: restore: unknown option $1" >&2; exit 2 ;;
-    esac
-  done
-  if { [ -n "$to" ] && [ -n "$latest" ]; } || { [ -z "$to" ] && [ -z "$latest" ]; }; then
-    echo "local-servers: restore: say --to TIME or --latest" >&2
-    exit 2
-  fi
-  if [ -n "$env_file" ] && [ ! -r "$env_file" ]; then echo "local-servers: restore: cannot read $env_file" >&2; exit 2; fi
-  local config=$backup_config target conninfo restored
-  require_archiving
-  conninfo="host=$dir/pg port=$PG_PORT user=postgres dbname=rocket_rides connect_timeout=5"
-  # Before anything stops: a target no backup reaches fails here, in one line.
-  target=$(backup_check_restore_target "$config" "$to") || exit 1
-  if [ -n "$latest" ] && postgres_alive; then
-    # PostgreSQL still runs: what it has not archived yet goes to the repository first.
-    backup_flush "$config" || backup_say "WARNING: restoring what the archive holds; later commits are lost"
-  fi
-  backup_say "stopping PostgreSQL"
-  stop_postgres
-  backup_restore_data "$config" "$dir/pg" "$target" || exit 1
-  backup_say "starting PostgreSQL: it replays the archive${to:+ to $to} and promotes"
-  start_postgres "${RESTORE_TIMEOUT:-600}"
-  backup_wait_promoted "$conninfo" "${RESTORE_TIMEOUT:-600}" postgres_alive ||
-    { tail -n 20 "$dir/pg/server.log" >&2; exit 1; }
-  restored=$(backup_after_promote "$conninfo")
-  backup_fence_restored "$config" "$conninfo" "$to" "$restored" || exit 1
-  if [ -n "$postgres_only" ]; then
-    backup_restore_report "$restored"
-    return 0
-  fi
-  if [ -n "$env_file" ]; then
-    local -a variables=()
-    mapfile -t variables < <(backup_env_file_variables "$env_file")
-    if ! printf '%s\n' "${variables[@]}" | grep -q '^DATABASE_URL=.'; then
-      variables+=("DATABASE_URL=$(database_url)")
-    fi
-    backup_reconcile "$(api_binary "$bin_dir")" "$restore_since" \
-      "PATH=/usr/local/bin:/usr/bin:/bin" "LANG=C.UTF-8" "${variables[@]}"
-  else
-    backup_say "writes stay closed until: rocket-rides-api reconcile --since $restore_since (with the daemons' settings)"
-  fi
-  # The backups taken before the restore are of another history past the restore point: a later
-  # restore starts from this one.
-  backup_take "$config" full >/dev/null
-  backup_restore_report "$restored"
-}
+# The backups and the restore are tools/rrsuite's (local_servers_backup.py, in our voice); it replaces
+# this shell, so that a signal to the command reaches the Python restoring.
+exec_rrsuite() { PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m rrsuite local-servers "$@"; }
 
 case "$cmd" in
   start) shift 2; start "$@" ;;
@@ -312,8 +237,6 @@ case "$cmd" in
     # The log starts anew (a restore wiped the directory it was in).
     start_postgres "${PG_START_TIMEOUT:-600}"
     ;;
-  backup) shift 2; require_archiving; backup_take_as "$backup_config" "$@" ;;
-  backups) require_archiving; backup_list "$backup_config" ;;
-  restore) shift 2; restore "$@" ;;
+  backup | backups | restore) shift 2; exec_rrsuite "$cmd" "$dir" "$@" ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;
 esac

@@ -1,5 +1,5 @@
 """`python3 -m rrsuite server KIND ...`: one server started the way the package starts it, for the
-scripts in bash (scripts/local-servers.sh, scripts/cluster.sh's HA restore, the crashed-leader test),
+scripts in bash (scripts/local-servers.sh, the crashed-leader test),
 so that each server's command line, configuration and readiness wait are written once. Each
 returns once the server is ready, prints its pid on stdout when it is a process of ours (Redis
 daemonizes: its pid file says), and exits 1 with one line on stderr if it could not start. The
