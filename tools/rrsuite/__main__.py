@@ -23,14 +23,15 @@ commands),
 one server (Redis, PgBouncer, HAProxy, the provider, an API, PostgreSQL) for the scripts in bash
 (servers_cli.py),
 
-  python3 -m rrsuite local-servers backup|backups|restore DIR ...
+  python3 -m rrsuite local-servers COMMAND DIR ...
 
-scripts/local-servers.sh's backups and restore (local_servers_backup.py), and
+scripts/local-servers.sh's commands (local_servers_cli.py; backups and restore in
+local_servers_backup.py), and
 
   python3 -m rrsuite backup write-config|archive-command|patroni-restore-command|stanza-create ...
 
-pgBackRest's configuration and commands for a script in bash that sets up PostgreSQL itself
-(backup_cli.py)."""
+pgBackRest's configuration and commands for a script that sets up PostgreSQL itself (backup_cli.py:
+the crashed-leader test)."""
 
 import argparse
 import json
@@ -107,7 +108,7 @@ def main(argv):
         from .backup_cli import main as backup_main
         return backup_main(argv[1:])
     if argv[:1] == ["local-servers"]:
-        from .local_servers_backup import main as local_servers_main
+        from .local_servers_cli import main as local_servers_main
         return local_servers_main(argv[1:])
     if argv[:1] == ["server"]:
         from .servers_cli import main as server_main

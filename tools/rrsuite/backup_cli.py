@@ -1,15 +1,14 @@
-"""`python3 -m rrsuite backup COMMAND ...`: backup.py's pgBackRest site for the scripts in bash that
-set up PostgreSQL themselves (scripts/local-servers.sh start --archive, the crashed-leader test),
-so that the configuration and the commands PostgreSQL runs are written once:
+"""`python3 -m rrsuite backup COMMAND ...`: backup.py's pgBackRest site for a script in bash that sets
+up PostgreSQL itself (the crashed-leader test, tests/ha/crashed_leader_timeline_test.sh), so that the
+configuration and the commands PostgreSQL runs are written once:
 
   write-config FILE REPO PG_PATH PG_PORT SOCKET_DIR WORK_DIR   pgBackRest's configuration FILE
                                    (backup.write_config: settings from BACKUP_* in the environment)
   archive-command CONFIG           PostgreSQL's archive_command through CONFIG, on stdout
   patroni-restore-command CONFIG PG_BIN_DIR   a Patroni node's restore_command, on stdout
-  stanza-create CONFIG             pgbackrest stanza-create
 
-Messages go to stderr as "VOICE: ...", VOICE being RRSUITE_VOICE (the calling script's name);
-a failure exits 1."""
+RRSUITE_VOICE (the calling script's name) names the writer in the configuration's first line and
+speaks its messages on stderr ("VOICE: ..."); a failure exits 1."""
 
 import os
 import sys
@@ -30,8 +29,6 @@ def run(command, args):
         print(backup.archive_command(args[0]))
     elif command == "patroni-restore-command" and len(args) == 2:
         print(backup.patroni_restore_command(*args))
-    elif command == "stanza-create" and len(args) == 1:
-        backup.PgBackRest(args[0], say).stanza_create()
     else:
         raise ClusterError("unknown command or wrong arguments: %s" % " ".join([command] + args))
 

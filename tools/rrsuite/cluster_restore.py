@@ -14,6 +14,7 @@ import time
 from . import cluster_backup, ha_state, local_servers_backup, members, node_postgres, restore_steps
 from .backup import BackupError, PgBackRest, archive_command
 from .clusterdir import ClusterError, say
+from .local_servers_dir import LocalServers
 from .postgres import as_postgres, pg_ctl_start
 from .process import HarnessError
 
@@ -59,8 +60,7 @@ def restore_plain(cluster, to):
     around it, what only the cluster has."""
     stop_app_and_pgbouncer(cluster)
     try:
-        servers = local_servers_backup.LocalServers(cluster.file("servers"))
-        restored = local_servers_backup.restore(servers, to, postgres_only=True)
+        restored = local_servers_backup.restore(LocalServers(cluster.file("servers")), to, postgres_only=True)
     except ClusterError as error:
         if str(error):
             local_servers_backup.say(str(error))
