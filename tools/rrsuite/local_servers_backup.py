@@ -7,7 +7,7 @@ what each does; messages in its voice, "local-servers: ..." on stderr):
   restore DIR --to TIME|--latest [--reconcile ENV_FILE] [--bin-dir BIN] [--postgres-only]
 
 The plain shape of scripts/cluster.sh restores its PostgreSQL through restore() here, in this voice,
-and reconciles with its own daemons' settings (restore.py)."""
+and reconciles with its own daemons' settings (cluster_restore.py)."""
 
 import os
 import shutil
