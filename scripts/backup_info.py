@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Reads pgBackRest's `info --output=json` for scripts/backup-site.sh, the operator commands and the
-backup timer: the list of backups with the oldest point a restore can reach, the check of a restore
-target against it, and the node-exporter textfile of the backup and archiving metrics.
+"""Reads pgBackRest's `info --output=json` for tools/rrsuite/backup.py (which imports this file), the
+operator commands and the backup timer: the list of backups with the oldest point a restore can
+reach, the check of a restore target against it, and the node-exporter textfile of the backup and
+archiving metrics.
 
   backup_info.py list   < info.json         one line per backup, then the restore window
   backup_info.py oldest < info.json         the oldest restore point, RFC 3339 (exit 1: no backup)
@@ -37,9 +38,14 @@ import tempfile
 UTC = datetime.timezone.utc
 
 
+class Refused(Exception):
+    """A one-line refusal (a target no backup reaches, output that is not pgBackRest's JSON): the
+    command line prints it as it is and exits 1; tools/rrsuite/backup.py, which imports this file,
+    prints it the same way."""
+
+
 def fail(message):
-    print(message, file=sys.stderr)
-    sys.exit(1)
+    raise Refused(message)
 
 
 def rfc3339(epoch):
@@ -393,4 +399,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Refused as refusal:
+        print(refusal, file=sys.stderr)
+        sys.exit(1)

@@ -21,7 +21,7 @@ PACKAGES=(
   # etcdctl for the script's `leader`. Where systemd runs, etcd-server's unit starts a member on
   # :2379; stop or mask it if that is unwanted.
   patroni etcd-server etcd-client
-  # Backups and point-in-time restore in both shapes (scripts/backup-site.sh): WAL archiving and
+  # Backups and point-in-time restore in both shapes (tools/rrsuite/backup.py): WAL archiving and
   # backups through pgBackRest 2.45.
   pgbackrest
   # The browser suite (tests/browser/): Debian's Chromium in headless mode, its chromedriver and

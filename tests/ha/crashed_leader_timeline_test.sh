@@ -14,12 +14,10 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 command -v pgbackrest >/dev/null || { echo "SKIP: pgbackrest is not installed"; exit 77; }
-# shellcheck source=scripts/backup-site.sh
-source "$repo/scripts/backup-site.sh"
 bin=/usr/lib/postgresql/15/bin
 dir=$(mktemp -d /tmp/rr-crashed-leader.XXXXXX)
 chmod 755 "$dir"
-as_pg() { backup_as_postgres "$@"; }
+as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 stop_all() {
   local d
   for d in "$dir/a" "$dir/b"; do
@@ -42,8 +40,14 @@ trap cleanup EXIT
 
 # shellcheck source=tests/support/checks.sh
 source "$(dirname "$0")/../support/checks.sh"
-# The servers start as tools/rrsuite starts PostgreSQL (its initdb and pg_ctl start).
+# The servers start as tools/rrsuite starts PostgreSQL (its initdb and pg_ctl start), and archive
+# through pgBackRest as it configures it (backup.py: the configuration, the archive and the
+# node's restore command).
 rrsuite_server() { PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
+rrsuite_backup() {
+  RRSUITE_VOICE=crashed_leader_timeline_test PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 -m rrsuite backup "$@"
+}
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 sql() { psql -X -At -h "$dir" -p "$1" -U postgres -d postgres -c "$2"; }
 until_sql() {
@@ -59,9 +63,9 @@ pa=$(free_port)
 pb=$(free_port)
 mkdir -p "$dir/work-a" "$dir/work-b"
 if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$dir"; fi
-backup_write_config "$dir/a.conf" "$dir/repo" "$dir/a" "$pa" "$dir" "$dir/work-a"
-backup_write_config "$dir/b.conf" "$dir/repo" "$dir/b" "$pb" "$dir" "$dir/work-b"
-archive_to() { echo "archive_mode=on -c archive_command='$(backup_archive_command "$1")'"; }
+rrsuite_backup write-config "$dir/a.conf" "$dir/repo" "$dir/a" "$pa" "$dir" "$dir/work-a"
+rrsuite_backup write-config "$dir/b.conf" "$dir/repo" "$dir/b" "$pb" "$dir" "$dir/work-b"
+archive_to() { echo "archive_mode=on -c archive_command='$(rrsuite_backup archive-command "$1")'"; }
 
 step "primary A (timeline 1), archiving; standby B streaming from it"
 rrsuite_server postgres-init "$dir/a" "$dir/initdb.log"
@@ -99,7 +103,7 @@ done
 
 step "A starts as B's standby with the node's restore_command"
 as_pg touch "$dir/a/standby.signal"
-restore_command=$(backup_patroni_restore_command "$dir/a.conf" "$bin")
+restore_command=$(rrsuite_backup patroni-restore-command "$dir/a.conf" "$bin")
 rrsuite_server postgres-start "$dir/a" "$dir/a.log" 60 "-p $pa -c listen_addresses='' -c unix_socket_directories='$dir' \
   -c archive_mode=off -c 'restore_command=$restore_command' -c 'primary_conninfo=host=$dir port=$pb user=postgres' \
   -c recovery_target_timeline=latest" || fail "A did not start as a standby"

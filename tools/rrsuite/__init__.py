@@ -13,19 +13,30 @@ import it with tools/ on sys.path.
                     after a fault, stopped keeping its data
   pgbouncer.py      PgBouncer running deploy/pgbouncer.ini: site file, readiness, policy check
   haproxy.py        HAProxy running deploy/haproxy.cfg: command line, addresses, its view of a server
-  local_servers.py  PostgreSQL and Redis (or Redis under Sentinel) through scripts/local-servers.sh
+  local_servers.py  PostgreSQL and Redis (or Redis under Sentinel) through scripts/local-servers.sh,
+                    for the suites
   cluster.py        scripts/cluster.sh's cluster (plain or HA) and its members, for the suites
   clusterdir.py     a cluster directory's files: cluster.conf, app.env, pid files, logs
   members.py        how each member both shapes share starts, and how every member stops
-  cluster_cli.py    `python3 -m rrsuite cluster ...`: scripts/cluster.sh's commands but backups
-                    and restore (which stay with scripts/backup-site.sh)
+  cluster_cli.py    `python3 -m rrsuite cluster ...`: scripts/cluster.sh's commands
+  cluster_backup.py cluster.sh's backup, backups, verify, backup-metrics and status's backup lines
+  cluster_restore.py  cluster.sh's restore, plain and HA
+  backup.py         pgBackRest for one PostgreSQL: configuration, archive and restore commands,
+                    backups, list, status, verify, metrics, restore target (scripts/backup_info.py)
+  backup_cli.py     `python3 -m rrsuite backup ...`: backup.py for a script in bash
+  restore_steps.py  a restore's steps around pgBackRest: data restored, recovery, writes closed,
+                    reconciliation
+  local_servers_cli.py  `python3 -m rrsuite local-servers ...`: scripts/local-servers.sh's
+                    commands: start (PostgreSQL, Redis, Sentinel), stop, env, postgres-start|stop
+  local_servers_dir.py  its directory: DIR/ports, DIR/pg, PostgreSQL's options, start and stop
+  local_servers_backup.py  its backup, backups and restore
   cluster_plain.py  cluster.sh's plain shape: its start and stop
   cluster_ha.py     cluster.sh's HA shape (--ha): the nodes' files, its start and stop
   cluster_steps.py  the steps of a start both shapes take: settings, PgBouncer, migrate, APIs
   ha_state.py       the HA shape now: leader, serving leader, standbys, node lines, waits
   ha_leader.py      switchover and failover through Patroni's REST API
   servers_cli.py    `python3 -m rrsuite server KIND ...`: one server for a script in bash
-                    (scripts/local-servers.sh, scripts/cluster.sh's HA restore, the crashed-leader test)
+                    (the crashed-leader test)
   patroni.py        the HA cluster's Patroni nodes and their addresses
   netns.py          network namespaces for the HA shape
   node_netns.py     the HA shape's node namespaces (--netns) and partitions

@@ -15,12 +15,23 @@ defaults to ROCKET_RIDES_BIN_DIR.
 
   python3 -m rrsuite cluster COMMAND DIR ...
 
-is scripts/cluster.sh's plain shape and its members (cluster_cli.py says which commands), and
+is scripts/cluster.sh, both shapes, its members, backups and restore (cluster_cli.py says which
+commands),
 
   python3 -m rrsuite server KIND ...
 
 one server (Redis, PgBouncer, HAProxy, the provider, an API, PostgreSQL) for the scripts in bash
-(servers_cli.py)."""
+(servers_cli.py),
+
+  python3 -m rrsuite local-servers COMMAND DIR ...
+
+scripts/local-servers.sh's commands (local_servers_cli.py; backups and restore in
+local_servers_backup.py), and
+
+  python3 -m rrsuite backup write-config|archive-command|patroni-restore-command|stanza-create ...
+
+pgBackRest's configuration and commands for a script that sets up PostgreSQL itself (backup_cli.py:
+the crashed-leader test)."""
 
 import argparse
 import json
@@ -93,6 +104,12 @@ def main(argv):
     if argv[:1] == ["cluster"]:
         from .cluster_cli import main as cluster_main
         return cluster_main(argv[1:])
+    if argv[:1] == ["backup"]:
+        from .backup_cli import main as backup_main
+        return backup_main(argv[1:])
+    if argv[:1] == ["local-servers"]:
+        from .local_servers_cli import main as local_servers_main
+        return local_servers_main(argv[1:])
     if argv[:1] == ["server"]:
         from .servers_cli import main as server_main
         return server_main(argv[1:])

@@ -1,15 +1,13 @@
-"""`python3 -m rrsuite cluster COMMAND DIR ...`: scripts/cluster.sh's commands, both shapes, except
-backups and restore (scripts/backup-site.sh); scripts/cluster.sh is the command line operators and
-docs use and calls this (its header says what each command does; the output is the same line for
-line: tests/scripts/cluster_cli.golden).
+"""`python3 -m rrsuite cluster COMMAND DIR ...`: scripts/cluster.sh's commands, both shapes;
+scripts/cluster.sh is the command line operators and docs use and calls this (its header says what
+each command does; the output is the same line for line: tests/scripts/cluster_cli.golden).
 
   start DIR [--bin-dir BIN] [--ha [--async] [--netns PREFIX]]
                                    the plain shape (cluster_plain.py) or the HA shape (cluster_ha.py);
                                    export lines on stdout; a start that fails stops what it started
   stop DIR                         either shape, everything (safe to call twice)
   env DIR                          the export lines
-  status DIR                       a line per member; the HA shape's leader and nodes (cluster.sh
-                                   adds the backups)
+  status DIR                       a line per member; the HA shape's leader and nodes; the backups
   start-member DIR NAME            one member, as `start` started it
   stop-member DIR NAME [--kill]    any member; an API until HAProxy has it out
   stop-members DIR [--kill] NAME...   several at once (graceful signals, then each bound)
@@ -20,14 +18,18 @@ line: tests/scripts/cluster_cli.golden).
                                    (HA) ha_leader.py
   kill-postgres DIR nX, partition DIR nX, heal DIR nX
                                    (HA) node_postgres.py, node_netns.py
-What cluster.sh's restore uses besides those:
+  backup DIR [--full|--diff], backups DIR, verify DIR, backup-metrics DIR FILE
+                                   cluster_backup.py (pgBackRest: backup.py)
+  restore DIR --to TIME|--latest   cluster_restore.py
+Also, for scripts and tests that drive the HA shape step by step:
   postgres-pid DIR N, stop-nodes-postgres DIR, wait-primary DIR N SECONDS, wait-standbys DIR
   SECONDS, wait-serving-leader DIR SECONDS, etcd-clear DIR
                                    (HA) node N's postmaster, all three stopped fast, the waits of
                                    `start` (exit 1 when they time out), the cluster's keys in etcd
                                    deleted
 
-Progress goes to stderr as "cluster: ..."; a failure says one line and exits 1."""
+Progress goes to stderr as "cluster: ..."; a failure says one line and exits 1 (a usage error of
+backup: 2)."""
 
 import os
 import shutil
@@ -35,7 +37,8 @@ import signal
 import sys
 import traceback
 
-from . import cluster_ha, cluster_plain, cluster_steps, ha_leader, ha_state, haproxy, members, node_netns, node_postgres
+from . import (cluster_backup, cluster_ha, cluster_plain, cluster_restore, cluster_steps, ha_leader, ha_state, haproxy,
+               members, node_netns, node_postgres)
 from .clusterdir import ClusterDir, ClusterError, say
 from .paths import REPO
 
@@ -174,6 +177,7 @@ def run(command, directory, args):
         if cluster.ha:
             lines += ha_state.node_lines(cluster)
         print("\n".join(lines), flush=True)
+        cluster_backup.status_lines(cluster)
     elif command == "start-member":
         members.start_member(cluster, member_name(cluster, args))
     elif command == "stop-member":
@@ -187,6 +191,10 @@ def run(command, directory, args):
         members.start_member(cluster, name)
     elif command == "rolling-restart":
         rolling_restart(cluster)
+    elif command in cluster_backup.COMMANDS:
+        cluster_backup.run(cluster, command, args)
+    elif command == "restore":
+        cluster_restore.restore(cluster, args)
     elif command in HA_COMMANDS:
         if not cluster.ha:
             raise ClusterError("%s: only for a cluster started with --ha" % command)
@@ -252,5 +260,5 @@ def main(argv):
     except ClusterError as error:
         if str(error):
             say(str(error))
-        return 1
+        return getattr(error, "exit_code", 1)
     return 0

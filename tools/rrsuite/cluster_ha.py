@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 
-from . import cluster_steps, ha_state, members, node_netns, node_postgres, ports, redis
+from . import backup, cluster_backup, cluster_steps, ha_state, members, node_netns, node_postgres, ports, redis
 from .clusterdir import ClusterError, bash_quote, say
 from .paths import LOCAL_SERVERS, REPO
 
@@ -22,18 +22,6 @@ CONF_VARIABLES = (["BIN_DIR", "PG_BIN_DIR", "CLUSTER_TOKEN", "PG_PORT", "REDIS_P
                    "HAPROXY_STATS_PORT", "MOCK_PORT", "API1_PORT", "API2_PORT"]
                   + ["NODE%d_%s" % (n, name) for n in NODES for name in NODE_PORTS])
 APP_PORTS = ("PGBOUNCER_PORT", "HAPROXY_PORT", "HAPROXY_STATS_PORT", "MOCK_PORT", "API1_PORT", "API2_PORT")
-BACKUP_STANZA = "rocket-rides"
-
-
-def backup_site(function, *args, capture=True):
-    """A function of scripts/backup-site.sh, the one copy of how both shapes use pgBackRest (its
-    messages in cluster.sh's voice); its stdout, or ClusterError if it fails."""
-    result = subprocess.run(["bash", "-c", 'repo=$1; shift; . "$repo/scripts/backup-site.sh"; "$@"', "cluster.sh",
-                             REPO, function] + [str(a) for a in args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE if capture else None)
-    if result.returncode != 0:
-        raise ClusterError()  # said already, by backup-site.sh
-    return (result.stdout or b"").decode().strip()
 
 
 def node_file(cluster, n, *parts):
@@ -42,14 +30,6 @@ def node_file(cluster, n, *parts):
 
 def node_port(cluster, n, name):
     return cluster.conf["NODE%d_%s" % (n, name)]
-
-
-def backup_config(cluster, n):
-    return node_file(cluster, n, "pgbackrest.conf")
-
-
-def backup_repo_path(cluster):
-    return os.environ.get("BACKUP_REPO_PATH") or cluster.file("backup-repo")
 
 
 def fill_template(source, target, values):
@@ -79,7 +59,7 @@ def write_patroni_config(cluster, n):
     hosts = ",".join("%s:%s" % (cluster.node_address(m), node_port(cluster, m, "ETCD_CLIENT_PORT")) for m in NODES)
     network = "10.213.%s.0/24" % cluster.conf["NETNS_NET"] if cluster.conf.get("NETNS_PREFIX") else "127.0.0.1/32"
     sync = "false" if cluster.conf.get("ASYNC") == "1" else "true"
-    node_dir, config = node_file(cluster, n), backup_config(cluster, n)
+    node_dir, config = node_file(cluster, n), cluster_backup.node_config(cluster, n)
     os.makedirs(node_dir, exist_ok=True)
     fill_template(os.path.join(REPO, "deploy", "patroni.yml.in"), cluster.file("patroni", "n%d.yml" % n), {
         "SCOPE": "rocket-rides", "NAME": "n%d" % n, "ADDRESS": cluster.node_address(n),
@@ -87,13 +67,13 @@ def write_patroni_config(cluster, n):
         "DATA_DIR": os.path.join(node_dir, "data"), "SOCKET_DIR": node_dir, "BIN_DIR": PG_BIN_DIR, "ETCD_HOSTS": hosts,
         "CLIENT_NETWORK": network, "AUTH_METHOD": "trust", "SUPERUSER_PASSWORD": "unused-under-trust",
         "REPLICATION_PASSWORD": "unused-under-trust", "SYNCHRONOUS_MODE": sync,
-        "ARCHIVE_COMMAND": backup_site("backup_archive_command", config),
-        "RESTORE_COMMAND": backup_site("backup_patroni_restore_command", config, PG_BIN_DIR),
+        "ARCHIVE_COMMAND": backup.archive_command(config),
+        "RESTORE_COMMAND": backup.patroni_restore_command(config, PG_BIN_DIR),
         "REPLICA_COMMAND": "pgbackrest --config=%s --stanza=%s --type=standby --target-timeline=latest restore" % (
-            config, BACKUP_STANZA)})
+            config, backup.STANZA)})
     # Every node archives into the one repository; spool, log and locks are the node's own.
-    backup_site("backup_write_config", config, backup_repo_path(cluster), os.path.join(node_dir, "data"),
-                node_port(cluster, n, "PG_PORT"), node_dir, os.path.join(node_dir, "pgbackrest"))
+    backup.write_config(config, cluster_backup.repo_path(cluster), os.path.join(node_dir, "data"),
+                        node_port(cluster, n, "PG_PORT"), node_dir, os.path.join(node_dir, "pgbackrest"), "cluster.sh")
     if os.getuid() == 0:
         subprocess.run(["chown", "-R", "postgres:postgres", node_dir, cluster.file("patroni", "n%d.yml" % n)],
                        check=True)
@@ -157,7 +137,7 @@ def start(cluster, bin_dir, asynchronous, netns_prefix):
         cluster.log_tail("patroni1")
         raise ClusterError("n1 did not become the leader within 60 s")
     say("creating the backup stanza (n1 archives from now on)")
-    backup_site("backup_stanza_create", backup_config(cluster, 1))
+    backup.PgBackRest(cluster_backup.node_config(cluster, 1), say).stanza_create()
     say("starting patroni2 and patroni3 (standbys: a base backup of n1 each)")
     members.start_member(cluster, "patroni2")
     members.start_member(cluster, "patroni3")

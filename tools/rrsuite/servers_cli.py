@@ -1,10 +1,11 @@
 """`python3 -m rrsuite server KIND ...`: one server started the way the package starts it, for the
-scripts in bash (scripts/local-servers.sh, scripts/cluster.sh's HA restore, the crashed-leader test),
+scripts in bash (the crashed-leader test, the local backup test's stand-in provider),
 so that each server's command line, configuration and readiness wait are written once. Each
 returns once the server is ready, prints its pid on stdout when it is a process of ours (Redis
 daemonizes: its pid file says), and exits 1 with one line on stderr if it could not start. The
 processes run detached: they outlive this command; the caller stops them (by pid, or as
-scripts/local-servers.sh stop does).
+scripts/local-servers.sh stop does). scripts/local-servers.sh runs the same functions in-process
+(local_servers_cli.py), and says their failures in the same words.
 
   redis PORT DIR PIDFILE LOGFILE [--replica-ready] [--replicaof MASTER_PORT]
   sentinels DIR MASTER_PORT PORT...   Redis Sentinels watching the master as "rocket-rides", in
