@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import backup
-from .clusterdir import ClusterError
+from .clusterdir import ClusterError, command_main
 
 
 def say(message):
@@ -34,13 +34,4 @@ def run(command, args):
 
 
 def main(argv):
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        run(argv[0], argv[1:])
-    except ClusterError as error:
-        if str(error):
-            say(str(error))
-        return getattr(error, "exit_code", 1)
-    return 0
+    return command_main(argv, __doc__, run, say, operands=1)

@@ -34,12 +34,11 @@ backup: 2)."""
 import os
 import shutil
 import signal
-import sys
 import traceback
 
 from . import (cluster_backup, cluster_ha, cluster_plain, cluster_restore, cluster_steps, ha_leader, ha_state, haproxy,
                members, node_netns, node_postgres)
-from .clusterdir import ClusterDir, ClusterError, say
+from .clusterdir import ClusterDir, ClusterError, command_main, say
 from .paths import REPO
 
 def check_requirements(bin_dir):
@@ -252,13 +251,4 @@ def run_ha(cluster, command, args):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        run(argv[0], argv[1], argv[2:])
-    except ClusterError as error:
-        if str(error):
-            say(str(error))
-        return getattr(error, "exit_code", 1)
-    return 0
+    return command_main(argv, __doc__, run, say)

@@ -32,6 +32,22 @@ def say(message):
     print("cluster: " + message, file=sys.stderr, flush=True)
 
 
+def command_main(argv, usage, run, voice, operands=2):
+    """The exit status of one of rrsuite's command lines: 2 and `usage` when argv lacks its first
+    `operands` words (COMMAND, or COMMAND DIR); otherwise run(*those, rest), and 1 after a
+    ClusterError's line in the command's own `voice` (bash's die), or 0."""
+    if len(argv) < operands:
+        print(usage, file=sys.stderr)
+        return 2
+    try:
+        run(*argv[:operands], argv[operands:])
+    except ClusterError as error:
+        if str(error):
+            voice(str(error))
+        return getattr(error, "exit_code", 1)
+    return 0
+
+
 def read_assignments(path):
     """{NAME: value} of a file of NAME=value lines, values unquoted as bash would read them."""
     values = {}

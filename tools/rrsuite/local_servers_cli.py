@@ -19,7 +19,7 @@ import time
 
 from . import backup, local_servers_backup, ports, redis, sentinel
 from .backup import BackupError, PgBackRest
-from .clusterdir import ClusterError
+from .clusterdir import command_main
 from .local_servers_dir import LocalServers
 from .postgres import as_postgres, initdb, pg_bin
 from .process import HarnessError
@@ -191,13 +191,4 @@ def run(command, directory, args):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    try:
-        run(argv[0], argv[1], argv[2:])
-    except ClusterError as error:
-        if str(error):
-            local_servers_backup.say(str(error))
-        return getattr(error, "exit_code", 1)
-    return 0
+    return command_main(argv, __doc__, run, local_servers_backup.say)
