@@ -94,7 +94,8 @@ def start(cluster, args):
     if cluster.exists():
         cluster.load()
         if cluster.ha != ha:
-            raise ClusterError("%s holds a cluster of the other shape: stop it and use another directory" % cluster.path)
+            raise ClusterError("%s holds a cluster of the other shape: stop it and use another directory"
+                               % cluster.path)
         running = [m for m in cluster.members if cluster.member_pid(m) is not None]
         if len(running) == len(cluster.members):
             say("already running in %s" % cluster.path)

@@ -50,9 +50,10 @@ def initdb(data, logfile):
         os.chown(data, user.pw_uid, user.pw_gid)
         os.chmod(data, 0o700)
     with open(logfile, "wb") as log:
-        code = subprocess.run(as_postgres([os.path.join(pg_bin(), "initdb"), "-D", data, "-A", "trust", "-U", "postgres",
-                                           "--no-sync", "-E", "UTF8"]), stdin=subprocess.DEVNULL, stdout=log,
-                              stderr=subprocess.STDOUT, timeout=300).returncode
+        argv = [os.path.join(pg_bin(), "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync",
+                "-E", "UTF8"]
+        code = subprocess.run(as_postgres(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                              timeout=300).returncode
     if code != 0:
         _tail(logfile, 1000)
         raise HarnessError("initdb failed (exit %d; log: %s)" % (code, logfile))
