@@ -14,13 +14,13 @@ import socket
 import subprocess
 import time
 
-from .base import ARTICLE_SCHEMA, LUA_DIR, BenchError, Workdir, psql, psql_value, read, run_to_file, say, tail, warn
+from .base import ARTICLE_SCHEMA, LUA_DIR, BenchError, Workdir, psql, psql_value, read, run_to_file, say, warn
 from rrsuite import daemons, haproxy, pgbouncer, provider
 from rrsuite.local_servers import LocalServers
 from rrsuite.paths import REPO
 from rrsuite.ports import free_port
 from rrsuite.postgres import as_postgres, with_database
-from rrsuite.process import Process
+from rrsuite.process import Process, print_tail
 
 # The body of every POST /rides here (bench/api_bench/common.lua sends the same).
 REQUEST_BODY = '{"origin_lat":37.7749,"origin_lon":-122.4194,"target_lat":37.8044,"target_lon":-122.2712}'
@@ -111,7 +111,7 @@ class Bench:
         if not self.article_ok:
             warn("%s: bench/article_schema.sql could not be loaded; the article minimum SQL rows are left out:"
                  % self.name)
-            tail(self.file("article-schema.log"), 5)
+            print_tail(self.file("article-schema.log"), 5)
 
         # The stand-in provider with no injected failures, drops or latency.
         self.mock = self.started(provider.start(self.bin, dict(self.env, STRIPE_API_KEY="sk_bench",
@@ -210,7 +210,7 @@ class Bench:
             pgbouncer.wait_ready(process, self.pgbouncer_port)
         except Exception:
             warn("%s: PgBouncer:" % self.name)
-            tail(process.log_path)
+            print_tail(process.log_path)
             raise
         problems = pgbouncer.policy_problems(self.pgbouncer_port)
         if problems:
@@ -240,14 +240,14 @@ class Bench:
             process.wait_http(haproxy.HEALTH_PATH, 10)
         except Exception:
             warn("%s: HAProxy:" % self.name)
-            tail(process.log_path)
+            print_tail(process.log_path)
             raise
         self.haproxy = process
         self.proxies.append(process)
         deadline = time.monotonic() + 10
         while not all(haproxy.state(self.haproxy_stats_port, s) == "UP" for s in ("api1", "api2")):
             if not process.alive():
-                tail(process.log_path)
+                print_tail(process.log_path)
                 raise BenchError("HAProxy exited (its log above)")
             if time.monotonic() > deadline:
                 raise BenchError("HAProxy does not report both APIs UP after 10 s")

@@ -57,20 +57,22 @@ def warn(*parts):
     print(*parts, file=sys.stderr, flush=True)
 
 
-def env_int(name, default):
+def env_number(name, default, kind=float, what="a number"):
+    """The setting `name` from the environment (default when unset or empty) as `kind`; exit 2 with
+    one line when it is not one."""
     value = os.environ.get(name) or str(default)
     try:
-        return int(value)
+        return kind(value)
     except ValueError:
-        raise BenchError("%s must be a whole number, not %r" % (name, value), 2)
+        raise BenchError("%s must be %s, not %r" % (name, what, value), 2)
+
+
+def env_int(name, default):
+    return env_number(name, default, int, "a whole number")
 
 
 def env_float(name, default):
-    value = os.environ.get(name) or str(default)
-    try:
-        return float(value)
-    except ValueError:
-        raise BenchError("%s must be a number, not %r" % (name, value), 2)
+    return env_number(name, default)
 
 
 def now():
@@ -156,13 +158,6 @@ def read(path, default=""):
             return f.read()
     except OSError:
         return default
-
-
-def tail(path, lines=20):
-    """The last lines of a file, to stderr."""
-    text = read(path)
-    if text:
-        warn("\n".join(text.splitlines()[-lines:]))
 
 
 def rrsuite_env():

@@ -17,10 +17,10 @@ import json
 import os
 import time
 
-from .base import BenchError, Workdir, env_int, psql, psql_value, read, run_to_file, say, tail
+from .base import BenchError, Workdir, env_int, psql, psql_value, read, run_to_file, say
 from rrsuite.local_servers import LocalServers
 from rrsuite.paths import REPO
-from rrsuite.process import Process, run
+from rrsuite.process import Process, print_tail, run
 
 QUEUE = "bench"
 
@@ -70,7 +70,7 @@ def main(argv):
         def drain_once(log, **settings):
             started = time.monotonic_ns()
             if run_to_file([binary, "--once"], d.file(log), env=dict(env, **settings)) != 0:
-                tail(d.file(log))
+                print_tail(d.file(log))
                 raise BenchError("the enqueuer --once failed")
             return time.monotonic_ns() - started
 

@@ -20,7 +20,8 @@ import re
 import subprocess
 
 from . import cpu, wrk
-from .base import ARTICLE_SQL, MINIMUM_SQL, BenchError, read, say, tail, warn
+from .base import ARTICLE_SQL, MINIMUM_SQL, BenchError, read, say, warn
+from rrsuite.process import print_tail
 
 LUA_REL = "bench/api_bench"  # the drivers run from the repository, as the scripts expect
 
@@ -69,7 +70,7 @@ class Measure:
         if not b.minimum_ok:
             warn("%s: bench/minimum_sql.sql fails on the product's schema; the pgbench minimum SQL rows are left out:"
                  % b.name)
-            tail(b.file("minimum-check.out"), 5)
+            print_tail(b.file("minimum-check.out"), 5)
         # The same for the article's minimum SQL on the article's schema (the floor the product's
         # schema is measured against).
         if b.article_ok and not self._check(["pgbench", "-n", "-M", "prepared", "-c", "1", "-t", "1", "-f", ARTICLE_SQL,
@@ -77,7 +78,7 @@ class Measure:
             b.article_ok = False
             warn("%s: bench/article_minimum_sql.sql fails on bench/article_schema.sql; the article minimum SQL rows "
                  "are left out:" % b.name)
-            tail(b.file("article-check.out"), 5)
+            print_tail(b.file("article-check.out"), 5)
 
     def _check(self, argv, out):
         with open(self.b.file(out), "wb") as f:
@@ -113,7 +114,7 @@ class Measure:
                 return False
             raise BenchError("%s: %s" % (label, what))
         if child.returncode != 0:
-            tail(out)
+            print_tail(out)
             return failed("the load generator failed (its output above)")
         text = read(out)
         if kind == "wrk":

@@ -23,7 +23,6 @@ from .base import MINIMUM_SQL, BenchError, Workdir, env_int, psql, psql_value, r
 from rrsuite import postgres
 from rrsuite.paths import REPO
 from rrsuite.ports import free_port
-from rrsuite.process import run
 
 
 def main(argv):
@@ -39,8 +38,7 @@ def main(argv):
         data = d.file("pg")
         port = free_port()
         postgres.initdb(data, d.file("initdb.log"))
-        stack.callback(lambda: run(postgres.as_postgres([os.path.join(postgres.pg_bin(), "pg_ctl"), "-D", data,
-                                                         "-m", "fast", "stop"]), timeout=120, check=False))
+        stack.callback(lambda: postgres.pg_ctl_stop(data, 60, "fast", quiet=True))
         postgres.pg_ctl_start(data, os.path.join(data, "log"), 60, "-p %d -k %s -c listen_addresses=127.0.0.1 "
                               "-c shared_buffers=256MB -c max_wal_size=4GB" % (port, data))
         os.environ["PGOPTIONS"] = "-c client_min_messages=warning"

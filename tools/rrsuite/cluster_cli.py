@@ -245,10 +245,7 @@ def run_ha(cluster, command, args):
             raise ClusterError("")
         print(leader, flush=True)
     elif command == "etcd-clear":
-        result = ha_state.etcdctl(cluster, "del", "--prefix", ha_state.SCOPE_PREFIX)
-        if result.returncode != 0:
-            raise ClusterError("etcdctl del --prefix %s failed: %s" % (
-                ha_state.SCOPE_PREFIX, result.stderr.decode(errors="replace").strip()))
+        ha_state.clear_keys(cluster)
 
 
 def main(argv):

@@ -12,10 +12,9 @@ import shutil
 import subprocess
 
 from . import backup, cluster_backup, cluster_steps, ha_state, members, node_netns, node_postgres, ports, redis
-from .clusterdir import ClusterError, bash_quote, say
+from .clusterdir import NODES, ClusterError, bash_quote, say
 from .paths import LOCAL_SERVERS, REPO
 
-NODES = (1, 2, 3)
 PG_BIN_DIR = "/usr/lib/postgresql/15/bin"
 NODE_PORTS = ("ETCD_CLIENT_PORT", "ETCD_PEER_PORT", "PG_PORT", "REST_PORT")
 CONF_VARIABLES = (["BIN_DIR", "PG_BIN_DIR", "CLUSTER_TOKEN", "PG_PORT", "REDIS_PORT", "PGBOUNCER_PORT", "HAPROXY_PORT",

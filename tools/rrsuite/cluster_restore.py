@@ -13,12 +13,10 @@ import time
 
 from . import cluster_backup, ha_state, local_servers_backup, members, node_postgres, restore_steps
 from .backup import BackupError, PgBackRest, archive_command
-from .clusterdir import ClusterError, say
+from .clusterdir import NODES, ClusterError, say
 from .local_servers_dir import LocalServers
-from .postgres import as_postgres, pg_ctl_start
-from .process import HarnessError
-
-NODES = (1, 2, 3)
+from .postgres import pg_ctl_start, pg_ctl_stop
+from .process import HarnessError, print_tail
 
 
 def parse(args):
@@ -136,20 +134,15 @@ def restore_ha(cluster, target, to):
         restore_steps.wait_promoted(conninfo, seconds, lambda: node_postgres.postmaster_pid(cluster, n) is not None,
                                     say)
     except BackupError:
-        local_servers_backup.tail(log, 20)
+        print_tail(log, 20)
         raise ClusterError("restore: recovery did not finish") from None
     restored = restore_steps.fence_restored(pgbackrest, conninfo, to, restore_steps.after_promote(conninfo))
     # The standbys are built from the repository's newest backup: one of this history.
     pgbackrest.take("full")
-    if subprocess.run(as_postgres([os.path.join(cluster.conf["PG_BIN_DIR"], "pg_ctl"), "-w", "-t", "60", "-D", data,
-                                   "-m", "fast", "stop"]), stdin=subprocess.DEVNULL,
-                      stdout=subprocess.DEVNULL).returncode != 0:
+    if not pg_ctl_stop(data, 60, "fast", bin_dir=cluster.conf["PG_BIN_DIR"]):
         raise ClusterError("restore: n%d's PostgreSQL did not stop" % n)
     say("clearing the cluster's keys in etcd (%s)" % ha_state.SCOPE_PREFIX)
-    result = ha_state.etcdctl(cluster, "del", "--prefix", ha_state.SCOPE_PREFIX)
-    if result.returncode != 0:
-        raise ClusterError("etcdctl del --prefix %s failed: %s" % (
-            ha_state.SCOPE_PREFIX, result.stderr.decode(errors="replace").strip()))
+    ha_state.clear_keys(cluster)
     for m in NODES:
         if m != n:
             restore_steps.empty_directory(node_postgres.data_dir(cluster, m))

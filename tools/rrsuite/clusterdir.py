@@ -19,6 +19,10 @@ HA_MEMBERS = ["etcd1", "etcd2", "etcd3", "patroni1", "patroni2", "patroni3", "pg
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+# The HA shape's nodes, n1..n3: three, so that etcd and Patroni keep a majority with one lost.
+NODES = (1, 2, 3)
+
+
 class ClusterError(Exception):
     """What the command line says before it exits 1 (bash's die)."""
 

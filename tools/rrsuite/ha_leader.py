@@ -4,9 +4,7 @@ the only one Patroni promotes in synchronous mode, else a running replica) is ch
 anything is asked, and the command returns once the new leader serves through HAProxy."""
 
 from . import ha_state
-from .clusterdir import ClusterError, say
-
-NODES = (1, 2, 3)
+from .clusterdir import NODES, ClusterError, say
 
 
 def default_candidate(view):

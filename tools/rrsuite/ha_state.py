@@ -10,10 +10,9 @@ import urllib.error
 import urllib.request
 
 from . import haproxy, node_postgres, postgres
-from .clusterdir import say
+from .clusterdir import NODES, ClusterError, say
 from .process import HarnessError, http_status
 
-NODES = (1, 2, 3)
 # Patroni's keys in etcd live under /service/SCOPE/ (deploy/patroni.yml.in's scope).
 SCOPE_PREFIX = "/service/rocket-rides/"
 
@@ -32,6 +31,14 @@ def etcdctl(cluster, *args, timeout=10):
     return subprocess.run(["etcdctl", "--endpoints=" + etcd_endpoints(cluster), "--dial-timeout=1s",
                            "--command-timeout=2s"] + list(args), env={"ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"},
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+
+
+def clear_keys(cluster):
+    """The cluster's keys in etcd deleted (a restored node then takes the cluster over afresh)."""
+    result = etcdctl(cluster, "del", "--prefix", SCOPE_PREFIX)
+    if result.returncode != 0:
+        raise ClusterError("etcdctl del --prefix %s failed: %s" % (
+            SCOPE_PREFIX, result.stderr.decode(errors="replace").strip()))
 
 
 def leader_name(cluster):

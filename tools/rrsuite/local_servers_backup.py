@@ -18,7 +18,7 @@ from .backup import BackupError, PgBackRest
 from .clusterdir import ClusterError
 from .local_servers_dir import LocalServers
 from .paths import REPO
-from .process import HarnessError
+from .process import HarnessError, print_tail
 
 
 def say(message):
@@ -67,7 +67,7 @@ def restore(servers, to, env_file="", bin_dir="", postgres_only=False):
     try:
         restore_steps.wait_promoted(conninfo, seconds, servers.postgres_alive, say)
     except BackupError:
-        tail(os.path.join(servers.data, "server.log"), 20)
+        print_tail(os.path.join(servers.data, "server.log"), 20)
         raise
     restored = restore_steps.fence_restored(pgbackrest, conninfo, to, restore_steps.after_promote(conninfo))
     if postgres_only:
@@ -85,16 +85,6 @@ def restore(servers, to, env_file="", bin_dir="", postgres_only=False):
     # restore starts from this one.
     pgbackrest.take("full")
     return restored
-
-
-def tail(path, lines):
-    try:
-        with open(path, "rb") as f:
-            text = f.read().decode(errors="replace").splitlines()[-lines:]
-        sys.stderr.write("".join(line + "\n" for line in text))
-        sys.stderr.flush()
-    except OSError:
-        pass
 
 
 def parse_restore(args):

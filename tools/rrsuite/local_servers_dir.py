@@ -4,11 +4,10 @@ of its start: --fast, --archive, ARCHIVE_TIMEOUT, the sentinels'), PostgreSQL's 
 with --archive, and PostgreSQL started and stopped with the same options each time."""
 
 import os
-import subprocess
 
 from . import backup
 from .clusterdir import ClusterError, read_assignments
-from .postgres import as_postgres, pg_bin, pg_ctl_start
+from .postgres import pg_bin, pg_ctl_start, pg_ctl_stop, postmaster_running
 from .process import HarnessError
 
 
@@ -63,19 +62,12 @@ class LocalServers:
         if not os.path.isfile(os.path.join(self.data, "postmaster.pid")):
             return
         try:
-            pg_ctl = os.path.join(pg_bin(), "pg_ctl")
+            pg_bin()
         except HarnessError:
             return  # no PostgreSQL installed: nothing of it runs
-        for timeout, mode in (("60", "fast"), ("30", "immediate")):
-            if subprocess.run(as_postgres([pg_ctl, "-w", "-t", timeout, "-D", self.data, "-m", mode, "stop"]),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode == 0:
+        for seconds, mode in ((60, "fast"), (30, "immediate")):
+            if pg_ctl_stop(self.data, seconds, mode, quiet=True):
                 return
 
     def postgres_alive(self):
-        try:
-            with open(os.path.join(self.data, "postmaster.pid")) as f:
-                os.kill(int(f.readline()), 0)
-            return True
-        except (OSError, ValueError):
-            return False
+        return postmaster_running(self.data) is not None

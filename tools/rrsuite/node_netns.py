@@ -9,10 +9,8 @@ import subprocess
 import zlib
 
 from . import members
-from .clusterdir import ClusterError, say
+from .clusterdir import NODES, ClusterError, say
 from .netns import ip
-
-NODES = (1, 2, 3)
 
 
 def run_ip(*args):

@@ -6,11 +6,9 @@ fast shutdown of them all (the restore's first step); and any left running witho
 import os
 import signal
 
-from .clusterdir import ClusterError, pid_running, say
+from .clusterdir import NODES, ClusterError, pid_running, say
 from .members import wait_gone
 from .process import command_lines
-
-NODES = (1, 2, 3)
 
 
 def data_dir(cluster, n):

@@ -11,11 +11,10 @@ import pwd
 import re
 import secrets
 import shutil
-import sys
 import subprocess
 import urllib.parse
 
-from .process import HarnessError, run
+from .process import HarnessError, print_tail, run
 
 
 def pg_bin():
@@ -29,14 +28,6 @@ def pg_bin():
 
 def as_postgres(argv):
     return (["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []) + list(argv)
-
-
-def _tail(path, lines):
-    try:
-        with open(path, "rb") as f:
-            sys.stderr.write("\n".join(f.read().decode(errors="replace").splitlines()[-lines:]) + "\n")
-    except OSError:
-        pass
 
 
 def initdb(data, logfile):
@@ -55,7 +46,7 @@ def initdb(data, logfile):
         code = subprocess.run(as_postgres(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                               timeout=300).returncode
     if code != 0:
-        _tail(logfile, 1000)
+        print_tail(logfile, 1000)
         raise HarnessError("initdb failed (exit %d; log: %s)" % (code, logfile))
 
 
@@ -66,8 +57,29 @@ def pg_ctl_start(data, logfile, seconds, options):
                                        logfile, "-o", options, "start"]), stdin=subprocess.DEVNULL,
                           stdout=subprocess.DEVNULL, timeout=seconds + 60).returncode
     if code != 0:
-        _tail(logfile, 30)
+        print_tail(logfile, 30)
         raise HarnessError("pg_ctl start failed (exit %d; log: %s)" % (code, logfile))
+
+
+def pg_ctl_stop(data, seconds, mode, bin_dir=None, quiet=False):
+    """pg_ctl stop -m `mode` of the cluster in `data`, waiting up to `seconds`; whether it stopped.
+    bin_dir: the PostgreSQL the cluster was started with, when that need not be the newest; quiet:
+    pg_ctl's complaints not on our stderr (a caller that tries a harder mode next)."""
+    pg_ctl = os.path.join(bin_dir or pg_bin(), "pg_ctl")
+    return subprocess.run(as_postgres([pg_ctl, "-w", "-t", str(seconds), "-D", data, "-m", mode, "stop"]),
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL if quiet else None).returncode == 0
+
+
+def postmaster_running(data):
+    """The pid of a server still running on `data` (its postmaster.pid), else None."""
+    try:
+        with open(os.path.join(data, "postmaster.pid")) as f:
+            pid = int(f.readline())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
 
 
 def with_database(url, database):

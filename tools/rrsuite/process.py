@@ -9,6 +9,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -163,6 +164,19 @@ class Process(Readiness):
 
     def sanitizer_findings(self):
         return [line for line in self.log_text().splitlines() if any(m in line for m in SANITIZER_MARKERS)]
+
+
+def print_tail(path, lines=20):
+    """The last `lines` lines of a log, to stderr (what a failure shows); nothing if it is empty or
+    unreadable."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return
+    if text:
+        sys.stderr.write("\n".join(text) + "\n")
+        sys.stderr.flush()
 
 
 def stop_all(processes):

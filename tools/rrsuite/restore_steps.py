@@ -13,6 +13,7 @@ import sys
 import time
 
 from .backup import BackupError
+from .postgres import postmaster_running
 
 RECOVERY_SETTINGS = ("restore_command", "recovery_target_time", "recovery_target_action", "recovery_target_timeline",
                      "recovery_target")
@@ -47,17 +48,6 @@ def empty_directory(path):
                 os.remove(full)
             except OSError:
                 pass
-
-
-def postmaster_running(data):
-    """The pid of a server still running on `data` (its postmaster.pid), else None."""
-    try:
-        with open(os.path.join(data, "postmaster.pid")) as f:
-            pid = int(f.readline())
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError):
-        return None
 
 
 def restore_data(pgbackrest, data, target):
