@@ -13,59 +13,15 @@
 #   tests/ha/crashed_leader_timeline_test.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-command -v pgbackrest >/dev/null || { echo "SKIP: pgbackrest is not installed"; exit 77; }
-bin=/usr/lib/postgresql/15/bin
-dir=$(mktemp -d /tmp/rr-crashed-leader.XXXXXX)
-chmod 755 "$dir"
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-stop_all() {
-  local d
-  for d in "$dir/a" "$dir/b"; do
-    if [ -f "$d/postmaster.pid" ]; then as_pg "$bin/pg_ctl" -D "$d" -m immediate stop >/dev/null 2>&1 || true; fi
-  done
-}
-cleanup() {
-  stop_all
-  # pgBackRest's asynchronous archiver (archive-push:async, forked by archive_command) outlives an
-  # immediate stop and may still be writing its spool under $dir: let it end, then end it.
-  local _
-  for _ in $(seq 50); do
-    pgrep -f -- "--config=$dir/" >/dev/null || break
-    sleep 0.1
-  done
-  pkill -KILL -f -- "--config=$dir/" 2>/dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
 # shellcheck source=tests/support/checks.sh
 source "$(dirname "$0")/../support/checks.sh"
-# The servers start as tools/rrsuite starts PostgreSQL (its initdb and pg_ctl start), and archive
-# through pgBackRest as it configures it (backup.py: the configuration, the archive and the
-# node's restore command).
-rrsuite_server() { PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
-rrsuite_backup() {
-  RRSUITE_VOICE=crashed_leader_timeline_test PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m rrsuite backup "$@"
-}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-sql() { psql -X -At -h "$dir" -p "$1" -U postgres -d postgres -c "$2"; }
-until_sql() {
-  local port=$1 query=$2 want=$3 _
-  for _ in $(seq 1 150); do
-    if [ "$(sql "$port" "$query" 2>/dev/null || true)" = "$want" ]; then return 0; fi
-    sleep 0.2
-  done
-  return 1
-}
+# shellcheck source=tests/support/archiving_servers.sh
+source "$(dirname "$0")/../support/archiving_servers.sh"
 
 pa=$(free_port)
 pb=$(free_port)
-mkdir -p "$dir/work-a" "$dir/work-b"
-if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$dir"; fi
-rrsuite_backup write-config "$dir/a.conf" "$dir/repo" "$dir/a" "$pa" "$dir" "$dir/work-a"
-rrsuite_backup write-config "$dir/b.conf" "$dir/repo" "$dir/b" "$pb" "$dir" "$dir/work-b"
-archive_to() { echo "archive_mode=on -c archive_command='$(rrsuite_backup archive-command "$1")'"; }
+server_config a "$pa"
+server_config b "$pb"
 
 step "primary A (timeline 1), archiving; standby B streaming from it"
 rrsuite_server postgres-init "$dir/a" "$dir/initdb.log"
@@ -83,23 +39,14 @@ step "B stops; A writes rows B never receives and is killed (no shutdown checkpo
 as_pg "$bin/pg_ctl" -D "$dir/b" -m fast -w stop >/dev/null
 sql "$pa" "INSERT INTO probe SELECT generate_series(101, 5000)" >/dev/null
 as_pg "$bin/pg_ctl" -D "$dir/a" -m immediate stop >/dev/null
-state=$("$bin/pg_controldata" -D "$dir/a" | sed -n 's/^Database cluster state: *//p')
+state=$(cluster_state "$dir/a")
 [ "$state" = "in production" ] || fail "A's pg_control says '$state', not 'in production'"
 
 step "B is promoted to timeline 2 and archives its history file"
 rrsuite_server postgres-start "$dir/b" "$dir/b.log" 60 "-p $pb -c listen_addresses='' -c unix_socket_directories='$dir' \
   -c $(archive_to "$dir/b.conf")"
 as_pg "$bin/pg_ctl" -D "$dir/b" -w promote >/dev/null
-archived=""
-for _ in $(seq 1 150); do
-  if as_pg pgbackrest "--config=$dir/b.conf" --stanza=rocket-rides archive-get 00000002.history "$dir/work-b/probe.history" \
-    >/dev/null 2>&1; then
-    archived=1
-    break
-  fi
-  sleep 0.2
-done
-[ -n "$archived" ] || fail "B's 00000002.history is not in the archive after 30 s"
+until_archived "$dir/b.conf" 00000002.history || fail "B's 00000002.history is not in the archive after 30 s"
 
 step "A starts as B's standby with the node's restore_command"
 as_pg touch "$dir/a/standby.signal"
@@ -134,7 +81,7 @@ if [ -n "$forked" ]; then
 else
   fail "A's log never says timeline 2 forked off timeline 1 before its recovery point"
 fi
-state=$("$bin/pg_controldata" -D "$dir/a" | sed -n 's/^Database cluster state: *//p')
+state=$(cluster_state "$dir/a")
 if [ "$state" = "in archive recovery" ] &&
   (cd "$dir/a" && as_pg "$repo/deploy/patroni-restore-command" "$dir/a.conf" "$bin" 00000002.history \
     "$dir/work-a/served.history" 2>/dev/null) && [ -s "$dir/work-a/served.history" ]; then

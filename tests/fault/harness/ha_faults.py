@@ -2,11 +2,20 @@
 leader, the standbys lost, an etcd member killed), each on a healthy cluster and followed by a wait
 for it to be whole again; and the plan that spreads them over an HA run."""
 
+import os
+import re
 import subprocess
 import time
 
 from .base import CLUSTER, HarnessError, log, run
 from .profiles import HA_LEADER_FAULT_KINDS
+
+# Lines of a node's Patroni log that say why it does not stream: Patroni's rewind decision (its
+# local and the leader's timeline and position), PostgreSQL's recovery on timelines and WAL, what
+# it restored from the archive and what the node's restore command refused.
+LAGGING_NODE_EVIDENCE = re.compile(
+    r"timeline|rewind|diverg|forked|waiting for WAL|streaming|replication slot|restored log file|not fetching"
+    r"|FATAL|ERROR|reinitializ")
 
 
 class HAFaults:
@@ -71,8 +80,28 @@ class HAFaults:
         text = "cluster not whole %.0fs after a fault (a leader, every other node streaming from it, one "\
                "synchronously): %s" % (timeout * self.slow, view)
         log("WARNING: " + text)
+        self.log_lagging_nodes(view)
         self.ha_warnings.append(text)
         return self.servers.leader()
+
+    def log_lagging_nodes(self, view):
+        """What each node that is not streaming from the leader last said about timelines, rewinds
+        and WAL (its Patroni log, which holds its PostgreSQL's too): CI keeps no logs directory, so
+        a finding has to carry its own evidence."""
+        streaming = view.get("replication", {})
+        for node in sorted(self.servers.nodes):
+            if view.get(node, (None, None))[0] == "leader" or node in streaming:
+                continue
+            path = os.path.join(self.cluster_dir, "logs", "patroni%s.log" % node[1:])
+            try:
+                with open(path, errors="replace") as f:
+                    lines = [line.rstrip() for line in f if LAGGING_NODE_EVIDENCE.search(line)]
+            except OSError as e:
+                log("  %s: no log to show (%s)" % (node, e))
+                continue
+            log("  %s, last of its log on timelines, rewinds and WAL (%s):" % (node, path))
+            for line in lines[-12:]:
+                log("    " + line[:300])
 
     def wait_leader_change(self, old, since, timeout=60, or_recovered=False):
         """Until a node other than `old` leads; (that node, the time it was first seen), or
