@@ -12,7 +12,6 @@
 #
 #   tests/ha/crashed_leader_timeline_test.sh
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/support/checks.sh
 source "$(dirname "$0")/../support/checks.sh"
 # shellcheck source=tests/support/archiving_servers.sh
@@ -82,18 +81,10 @@ else
   fail "A's log never says timeline 2 forked off timeline 1 before its recovery point"
 fi
 state=$(cluster_state "$dir/a")
-if [ "$state" = "in archive recovery" ] &&
-  (cd "$dir/a" && as_pg "$repo/deploy/patroni-restore-command" "$dir/a.conf" "$bin" 00000002.history \
-    "$dir/work-a/served.history" 2>/dev/null) && [ -s "$dir/work-a/served.history" ]; then
+if [ "$state" = "in archive recovery" ] && restore_command_serves a 00000002.history; then
   ok "in archive recovery the same command serves 00000002.history"
 else
   fail "A's pg_control says '$state'; the command did not serve 00000002.history there"
 fi
 
-if [ "$failures" -gt 0 ]; then
-  echo "--- A's log:" >&2
-  tail -n 30 "$dir/a.log" >&2
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all checks passed"
+finish a

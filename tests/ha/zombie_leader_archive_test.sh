@@ -96,17 +96,10 @@ if grep -q "forked off current database system timeline 1 before current recover
 else
   ok "C never went past the fork (no 'forked off ... before current recovery point' in its log)"
 fi
-if (cd "$dir/c" && as_pg "$repo/deploy/patroni-restore-command" "$dir/c.conf" "$bin" "$before_fork" \
-  "$dir/work-c/served-segment" 2>/dev/null) && [ -s "$dir/work-c/served-segment" ]; then
+if restore_command_serves c "$before_fork"; then
   ok "the same command serves $before_fork, timeline 1 before the fork"
 else
   fail "the command did not serve $before_fork, timeline 1 before the fork"
 fi
 
-if [ "$failures" -gt 0 ]; then
-  echo "--- C's log:" >&2
-  tail -n 30 "$dir/c.log" >&2
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all checks passed"
+finish c

@@ -69,3 +69,19 @@ until_archived() {
   return 1
 }
 cluster_state() { "$bin/pg_controldata" -D "$1" | sed -n 's/^Database cluster state: *//p'; }
+# restore_command_serves NAME FILE: the node's restore command, run in $dir/NAME as PostgreSQL runs
+# it, fetches FILE (non-empty) into $dir/work-NAME.
+restore_command_serves() {
+  (cd "$dir/$1" && as_pg "$repo/deploy/patroni-restore-command" "$dir/$1.conf" "$bin" "$2" \
+    "$dir/work-$1/served-$2" 2>/dev/null) && [ -s "$dir/work-$1/served-$2" ]
+}
+# finish NAME: the test's status; with failures, the last of server NAME's log first.
+finish() {
+  if [ "${failures:-0}" -gt 0 ]; then
+    echo "--- $1's log:" >&2
+    tail -n 30 "$dir/$1.log" >&2
+    echo "$failures check(s) failed" >&2
+    exit 1
+  fi
+  echo "all checks passed"
+}
