@@ -195,12 +195,14 @@ def main(argv):
             "SELECT count(*) || '|' || COALESCE(to_char(max(committed_at) AT TIME ZONE 'UTC', "
             "'YYYY-MM-DD\"T\"HH24:MI:SS.US'), 'none') FROM drill WHERE id < 0").split("|")
         acked = len(ack_lines)
-        if last_restored == "none":
-            lost_seconds = 0.0 if acked == 0 else float("nan")
+        if acked == 0:
+            lost_seconds = 0.0
         else:
-            last_ack = ack_lines[-1].split("|")[1]
-            lost_seconds = (datetime.datetime.fromisoformat(last_ack)
-                            - datetime.datetime.fromisoformat(last_restored)).total_seconds()
+            # With none of the drill's commits restored (nothing archived since they began), every
+            # acknowledged one is lost: the window runs from the first acknowledgement.
+            lost_from = last_restored if last_restored != "none" else ack_lines[0].split("|")[1]
+            lost_seconds = (datetime.datetime.fromisoformat(ack_lines[-1].split("|")[1])
+                            - datetime.datetime.fromisoformat(lost_from)).total_seconds()
         figure("latest_lost_commits=%d of %d latest_lost_seconds=%.1f archive_timeout=%s" % (
             acked - int(count), acked, lost_seconds, archive_timeout))
     return 0
