@@ -86,8 +86,8 @@ class HAFaults:
 
     def log_lagging_nodes(self, view):
         """What each node that is not streaming from the leader last said about timelines, rewinds
-        and WAL (its Patroni log, which holds its PostgreSQL's too): CI keeps no logs directory, so
-        a finding has to carry its own evidence."""
+        and WAL (its Patroni log, which holds its PostgreSQL's too): what CI reports back is the
+        suite's output alone, so a finding has to carry its own evidence."""
         streaming = view.get("replication", {})
         for node in sorted(self.servers.nodes):
             if view.get(node, (None, None))[0] == "leader" or node in streaming:
