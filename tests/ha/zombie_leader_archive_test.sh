@@ -20,9 +20,9 @@ source "$(dirname "$0")/../support/checks.sh"
 # shellcheck source=tests/support/archiving_servers.sh
 source "$(dirname "$0")/../support/archiving_servers.sh"
 
-pa=$(free_port)
-pb=$(free_port)
-pc=$(free_port)
+pa=$(server_port 1)
+pb=$(server_port 2)
+pc=$(server_port 3)
 server_config a "$pa"
 server_config b "$pb"
 server_config c "$pc"

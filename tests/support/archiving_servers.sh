@@ -38,7 +38,10 @@ rrsuite_backup() {
   RRSUITE_VOICE=$(basename "$0" .sh) PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" \
     python3 -m rrsuite backup "$@"
 }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# The servers listen on Unix sockets in $dir only (listen_addresses ''), so a port is just a socket's
+# name there: fixed, distinct numbers cannot clash with anything outside. Ports asked of the kernel
+# one after another could (two of three free ports once came back equal and C's start failed).
+server_port() { echo $((5440 + $1)); }
 sql() { psql -X -At -h "$dir" -p "$1" -U postgres -d postgres -c "$2"; }
 # until_sql PORT QUERY WANT: until QUERY answers WANT on PORT (30 s at most; status 1 if never).
 until_sql() {
