@@ -104,6 +104,13 @@ if [[ -z ${PACKAGE_TEST_PREBUILT:-} ]]; then
   # very binaries, and compressing it (with dwz before, debian/rules) is a minute of the build. And
   # so without -g (dpkg-buildflags' DEB_CXXFLAGS_STRIP, which debian/rules leaves the flags to):
   # debug information nothing keeps is a third of the compiler's time.
+  # debhelper gives the build a home of its own (debian/.debhelper/generated/_source/home), where
+  # ccache would find an empty cache every time: the cache the test build uses is named outright,
+  # so an unchanged source compiles from it (the build's path stays the same, above).
+  if [[ -z ${CCACHE_DIR:-} ]] && command -v ccache >/dev/null; then
+    CCACHE_DIR=$(ccache --get-config cache_dir)
+    export CCACHE_DIR
+  fi
   if ! (cd "$work/src" && DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }noautodbgsym" \
     DEB_CXXFLAGS_STRIP="${DEB_CXXFLAGS_STRIP:+$DEB_CXXFLAGS_STRIP }-g" \
     dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1; then

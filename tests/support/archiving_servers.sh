@@ -33,10 +33,14 @@ remove_servers() {
 }
 trap remove_servers EXIT
 
-rrsuite_server() { PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m rrsuite server "$@"; }
+# Debian's interpreter, the one install-deps.sh installs packages for, rather than whatever
+# "python3" PATH finds first: a pyenv shim there costs 0.3 s of CPU a call (docs/testing.md).
+python3=/usr/bin/python3
+[ -x "$python3" ] || python3=python3
+rrsuite_server() { PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" "$python3" -m rrsuite server "$@"; }
 rrsuite_backup() {
   RRSUITE_VOICE=$(basename "$0" .sh) PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m rrsuite backup "$@"
+    "$python3" -m rrsuite backup "$@"
 }
 # The servers listen on Unix sockets in $dir only (listen_addresses ''), so a port is just a socket's
 # name there: fixed, distinct numbers cannot clash with anything outside. Ports asked of the kernel

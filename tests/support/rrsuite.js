@@ -5,15 +5,18 @@
 'use strict';
 
 const childProcess = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const readline = require('node:readline');
 
 const TOOLS = path.join(__dirname, '..', '..', 'tools');
+// Debian's interpreter, not whatever "python3" PATH finds first (a pyenv shim costs 0.3 s a call).
+const PYTHON3 = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 // shape: 'plain' or 'provider'; args: more of `up`'s options. Resolves to the description (the
 // JSON line) with stop() added; rejects, the package's error on stderr, if the shape did not start.
 async function up(shape, args) {
-  const child = childProcess.spawn('python3', ['-m', 'rrsuite', 'up', '--shape', shape, '--json', ...args], {
+  const child = childProcess.spawn(PYTHON3, ['-m', 'rrsuite', 'up', '--shape', shape, '--json', ...args], {
     env: {...process.env, PYTHONPATH: TOOLS, PYTHONDONTWRITEBYTECODE: '1'}, stdio: ['pipe', 'pipe', 'inherit'],
   });
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
