@@ -104,9 +104,10 @@ class Normaliser:
         for key in ("H", "D", "M"):
             text = text.replace(self.dirs[key], "<%s>" % key)
         text = text.replace(REPO, "<REPO>")
+        # Pids first: a pid can be the same number as one of the ports (api2's was the provider's once).
+        text = re.sub(r"\bpid[= ]\d+", lambda m: m.group(0)[:4] + "<PID>", text)
         text = re.sub(r"\b\d{4,5}\b", lambda m: "<%s>" % self.ports[m.group(0)] if m.group(0) in self.ports
                       else m.group(0), text)
-        text = re.sub(r"\bpid[= ]\d+", lambda m: m.group(0)[:4] + "<PID>", text)
         text = re.sub(r"\brr_[0-9a-f]{64}\b", "<TOKEN>", text)
         text = re.sub(r"archived=\d+ last=(none|[0-9A-F]{24}) at \S+", "archived=<N> last=<WAL> at <WHEN>", text)
         # Which interfaces make this namespace look like the machine's, or that PID 1's is readable.
