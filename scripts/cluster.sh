@@ -95,10 +95,8 @@ shift 2
 # cluster_backup.py, the restore in cluster_restore.py, pgBackRest in backup.py); this script is the
 # command line operators and the docs use. rrsuite replaces this shell, so that a signal to the
 # command (a test's timeout, ^C) reaches the Python that stops what a start started.
-# Debian's interpreter, the one install-deps.sh installs packages for, rather than whatever
-# "python3" PATH finds first: a pyenv shim there costs 0.3 s of CPU a call (docs/testing.md).
-python3=/usr/bin/python3
-[ -x "$python3" ] || python3=python3
+# shellcheck source=scripts/python3.sh
+. "$repo/scripts/python3.sh"
 exec_rrsuite() {
   RRSUITE_CLUSTER_SCRIPT=$0 PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" exec "$python3" -m rrsuite cluster "$@"
 }

@@ -53,10 +53,8 @@ tools=$(cd "$(dirname "$0")/../tools" && pwd)
 # backups and the restore in local_servers_backup.py, pgBackRest in backup.py); this script is the
 # command line the docs and the suites use. rrsuite replaces this shell, so that a signal to the
 # command reaches the Python it runs.
-# Debian's interpreter, the one install-deps.sh installs packages for, rather than whatever
-# "python3" PATH finds first: a pyenv shim there costs 0.3 s of CPU a call (docs/testing.md).
-python3=/usr/bin/python3
-[ -x "$python3" ] || python3=python3
+# shellcheck source=scripts/python3.sh
+. "$(dirname "$0")/python3.sh"
 case "$cmd" in
   start | stop | env | postgres-stop | postgres-start | backup | backups | restore)
     PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}" exec "$python3" -m rrsuite local-servers "$cmd" "$dir" "$@"

@@ -33,10 +33,8 @@ remove_servers() {
 }
 trap remove_servers EXIT
 
-# Debian's interpreter, the one install-deps.sh installs packages for, rather than whatever
-# "python3" PATH finds first: a pyenv shim there costs 0.3 s of CPU a call (docs/testing.md).
-python3=/usr/bin/python3
-[ -x "$python3" ] || python3=python3
+# shellcheck source=scripts/python3.sh
+. "$repo/scripts/python3.sh"
 rrsuite_server() { PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" "$python3" -m rrsuite server "$@"; }
 rrsuite_backup() {
   RRSUITE_VOICE=$(basename "$0" .sh) PYTHONPATH="$repo/tools${PYTHONPATH:+:$PYTHONPATH}" \
