@@ -11,7 +11,7 @@ Run by run.py (CTest's browser_booking_pages).
 import threading
 import unittest
 
-from browser import Browser
+from browser import browser_for_test
 from ledger import dollars
 from rider_pages import RiderPages
 from suite_stack import shared
@@ -31,7 +31,7 @@ CSP_DIRECTIVES = ("default-src 'none'", "img-src 'self'", "form-action 'self'", 
 
 
 class RiderTestCase(unittest.TestCase):
-    """A rider of its own, a browser of its own and the pages' helpers for each test."""
+    """A rider of its own, the run's browser cleared of cookies and the pages' helpers for each test."""
 
     declines = False
     wait_for_navigations = True
@@ -42,8 +42,8 @@ class RiderTestCase(unittest.TestCase):
         if len(label) > 36:
             label = label[:36].rsplit("-", 1)[0]
         self.rider = self.stack.new_rider(label[:20], declines=self.declines)
-        self.browser = Browser(self.stack.screenshot_dir, self.stack.log_dir, label, self.wait_for_navigations)
-        self.addCleanup(self.browser.quit)
+        self.browser = browser_for_test(self.stack.screenshot_dir, self.stack.log_dir, label,
+                                        self.wait_for_navigations)
         self.pages = RiderPages(self.browser, self.stack.api.origin)
         self.api_log_offset = self.stack.api.log_offset()
 

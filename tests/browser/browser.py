@@ -12,14 +12,32 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 WINDOW = (900, 700)
 
-# Browsers not yet quit: run.py quits them when the run is interrupted (a test's own cleanup does
-# not run after SIGTERM or Ctrl-C).
+# Browsers not yet quit: run.py quits them at the end of the run and when it is interrupted (a
+# test's own cleanup does not run after SIGTERM or Ctrl-C).
 _open_browsers = set()
+
+# One browser for every test of a page-load strategy: starting Chromium under chromedriver took
+# about two seconds, eleven times a run, a third of the suite's time on two busy cores. Each test
+# still starts signed out, with no cookie, on a blank page (Browser.begin).
+_shared_browsers = {}
 
 
 def quit_open_browsers():
     for browser in list(_open_browsers):
         browser.quit()
+    _shared_browsers.clear()
+
+
+def browser_for_test(screenshot_dir, log_dir, name, wait_for_navigations=True):
+    """The run's browser for this page-load strategy, started at its first test, cleared of every
+    cookie, on about:blank, its screenshots named after `name`."""
+    browser = _shared_browsers.get(wait_for_navigations)
+    if browser is None or browser not in _open_browsers:
+        label = "shared" if wait_for_navigations else "shared-no-wait"
+        browser = Browser(screenshot_dir, log_dir, label, wait_for_navigations)
+        _shared_browsers[wait_for_navigations] = browser
+    browser.begin(name)
+    return browser
 
 
 def _selenium():
@@ -62,6 +80,17 @@ class Browser:
             raise HarnessError("Chromium did not start under chromedriver: %s" % error)
         _open_browsers.add(self)
         self.driver.set_page_load_timeout(30)
+
+    def begin(self, name):
+        """Ready for a test of its own: screenshots named NAME-01-..., every cookie of every site
+        deleted (a session cookie left by the test before would sign this one in), a blank page."""
+        self.name = name
+        self.shots = 0
+        self.driver.get("about:blank")
+        self.driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+        left = self.driver.execute_cdp_cmd("Network.getAllCookies", {}).get("cookies")
+        if left:
+            raise HarnessError("the browser kept cookies after clearing them: %s" % left)
 
     def screenshot(self, step):
         """Saves the page now shown as NAME-NN-STEP.png; returns its path."""
