@@ -5,7 +5,7 @@
 #      rocket-rides-tools;
 #   2. lintian reports no error and no warning that debian/*.lintian-overrides does not explain;
 #   3. in a throw-away Debian 12 root (debootstrap --variant=minbase, from Debian's archive, cached
-#      under WORK_DIR/cache with the packages' dependencies installed), apt installs both packages:
+#      in CACHE_DIR with the packages' dependencies installed), apt installs both packages:
 #      the files (dpkg -L), the conffile's mode and owner, the user, the units enabled under
 #      rocket-rides.target and `systemd-analyze verify` on them as installed;
 #   4. with the installed env file filled in (the test PostgreSQL on loopback, the stand-in
@@ -18,7 +18,10 @@
 #
 #   tests/package_test.sh BIN_DIR WORK_DIR
 # BIN_DIR holds rocket-rides-stripe-mock; WORK_DIR (beside the test build) keeps the source copy,
-# the packages, the logs and the cache between runs. Needs root, DATABASE_URL of a running
+# the packages and the logs between runs. CACHE_DIR is ROCKET_RIDES_PACKAGE_CACHE, by default
+# ~/.cache/rocket-rides/package-test (XDG_CACHE_HOME's): the roots outlive the build tree, since a
+# fresh clone's first run fetched the root again, about 40 s of a test that runs alone; a root
+# older than 14 days is fetched afresh. Needs root, DATABASE_URL of a running
 # PostgreSQL on 127.0.0.1 (scripts/local-servers.sh), debhelper, lintian and debootstrap.
 set -euo pipefail
 
@@ -26,8 +29,11 @@ bin_dir=$(cd "$1" && pwd)
 work=$2
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 : "${DATABASE_URL:?DATABASE_URL of the test PostgreSQL is needed (scripts/local-servers.sh start)}"
-mkdir -p "$work/cache"
+cache=${ROCKET_RIDES_PACKAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocket-rides/package-test}
+mkdir -p "$work" "$cache"
 work=$(cd "$work" && pwd)
+# Debian's archive moves on (point releases, security updates): an old root is dropped.
+find "$cache" -maxdepth 1 -name 'bookworm-*.tar' -mtime +14 -delete
 root=$work/root
 mirror=${PACKAGE_TEST_MIRROR:-http://deb.debian.org/debian}
 
@@ -80,7 +86,7 @@ free_port() {
 # The bare Debian 12 root does not depend on the packages: on a first run it is fetched from the
 # archive while they build (mostly waiting on the network and the disk, about a minute), and
 # cached as a tarball for the next runs.
-base_tar=$work/cache/bookworm-minbase.tar
+base_tar=$cache/bookworm-minbase.tar
 bootstrap_pid=
 if [[ ! -f $base_tar ]]; then
   rm -rf "$work/bootstrap"
@@ -143,7 +149,7 @@ started_pids+=($lintian_pid)
 # bare root by suite, the one with dependencies by the hash of the Depends fields.
 step "preparing the root"
 depends=$( (dpkg-deb -f "$deb" Depends; dpkg-deb -f "$tools_deb" Depends) | paste -sd, -)
-deps_tar=$work/cache/bookworm-deps-$(printf %s "$depends" | sha256sum | cut -c1-16).tar
+deps_tar=$cache/bookworm-deps-$(printf %s "$depends" | sha256sum | cut -c1-16).tar
 extract_root() {
   rm -rf "$root"
   mkdir -p "$root"
