@@ -52,7 +52,10 @@ TestDatabase::TestDatabase(bool migrated) {
     const std::string from_template = migrated ? " TEMPLATE " + migrated_template(admin_url_) : "";
     pqxx::connection admin(admin_url_);
     pqxx::nontransaction tx(admin);
-    tx.exec("CREATE DATABASE " + name_ + from_template);
+    // FILE_COPY copies the template's files as they are; the default (WAL_LOG) reads and logs every
+    // block, 0.19 CPU-seconds a copy against 0.12 on the test server (fsync off), for the several
+    // hundred databases a run creates. Its checkpoints cost little with nothing to sync.
+    tx.exec("CREATE DATABASE " + name_ + from_template + " STRATEGY FILE_COPY");
   }
   direct_url_ = with_database(admin_url_, name_);
   url_ = direct_url_;
