@@ -29,7 +29,10 @@ bin_dir=$(cd "$1" && pwd)
 work=$2
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 : "${DATABASE_URL:?DATABASE_URL of the test PostgreSQL is needed (scripts/local-servers.sh start)}"
-cache=${ROCKET_RIDES_PACKAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocket-rides/package-test}
+# Without HOME (nor XDG_CACHE_HOME), the cache stays under WORK_DIR, as before.
+user_cache=${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}
+cache=${ROCKET_RIDES_PACKAGE_CACHE:-${user_cache:+$user_cache/rocket-rides/package-test}}
+cache=${cache:-$work/cache}
 mkdir -p "$work" "$cache"
 work=$(cd "$work" && pwd)
 # Debian's archive moves on (point releases, security updates): an old root is dropped.
