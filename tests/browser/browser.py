@@ -17,7 +17,7 @@ WINDOW = (900, 700)
 _open_browsers = set()
 
 # One browser for every test of a page-load strategy: starting Chromium under chromedriver took
-# about two seconds, eleven times a run, a third of the suite's time on two busy cores. Each test
+# about two seconds, eleven times a run, about a third of the suite's time. Each test
 # still starts signed out, with no cookie, on a blank page (Browser.begin).
 _shared_browsers = {}
 
