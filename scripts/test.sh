@@ -13,10 +13,12 @@ scripts/build.sh build-test -DROCKET_RIDES_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug 
 
 # psql, pg_dump and pg_isready in /usr/bin are Debian's pg_wrapper, a Perl script that picks a
 # version and then runs it: 0.06 CPU-seconds a call over the binary's own 0.03, and the suites call
-# them several hundred times a run. They get the newest installed version's binaries directly, the
-# version local-servers.sh runs.
-pg_bin=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d | sort -V | tail -n 1)
-if [[ -n $pg_bin ]]; then export PATH=$pg_bin:$PATH; fi
+# them several hundred times a run. They get the binaries of the version local-servers.sh runs,
+# chosen by the same rrsuite function.
+# shellcheck source=scripts/python3.sh
+. scripts/python3.sh
+pg_bin=$(PYTHONPATH=tools "$python3" -c 'from rrsuite.postgres import pg_bin; print(pg_bin())')
+export PATH=$pg_bin:$PATH
 
 servers_dir=$(mktemp -d /tmp/rocket-rides-test.XXXXXX)
 cleanup() {
