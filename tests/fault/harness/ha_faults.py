@@ -9,7 +9,6 @@ import subprocess
 import time
 
 from rrsuite import node_postgres
-from rrsuite.clusterdir import ClusterDir
 
 from .base import CLUSTER, HarnessError, log, run
 from .profiles import HA_LEADER_FAULT_KINDS
@@ -184,7 +183,7 @@ class HAFaults:
                 "requests in flight" % (" and ".join(standbys), cut, old, self.traffic.in_flight))
             # The postmaster found before the cut, so that the kill lands the moment the cut ends
             # rather than a command's start-up later (seconds when the machine is busy).
-            postmaster = node_postgres.postmaster_pid(ClusterDir(self.cluster_dir).load(), int(index))
+            postmaster = node_postgres.postmaster_pid(self.servers.settings(), int(index))
             if postmaster is None:
                 raise HarnessError("no postgres running on the leader %s" % old)
             try:

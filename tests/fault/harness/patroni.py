@@ -30,7 +30,7 @@ class HAServers(Servers):
         self.nodes = {}  # n1 -> {"rest": (host, port), "pg": (host, port)}
         self.pinned = None  # the node every query goes to (the final leader, while checking)
         self.exports = {}
-        self.cluster = None  # the cluster's settings (its etcd members), read at the first leader()
+        self.cluster = None  # settings(), read at its first call
 
     def configure(self, exports):
         self.exports = exports
@@ -55,10 +55,15 @@ class HAServers(Servers):
         or None. Asked in this process: the monitor asks twice a second, and a cluster.sh process
         (bash, then an interpreter importing rrsuite) cost about 0.2 CPU-seconds a call, 47 of
         ha-short's CPU-seconds."""
+        name = ha_state.leader_name(self.settings())
+        return name if name in self.nodes else None
+
+    def settings(self):
+        """The cluster's settings as rrsuite reads them from its directory (nodes, ports, etcd
+        members), read once: they do not change while the suite runs."""
         if self.cluster is None:
             self.cluster = ClusterDir(self.cluster_dir).load()
-        name = ha_state.leader_name(self.cluster)
-        return name if name in self.nodes else None
+        return self.cluster
 
     def members(self):
         """Patroni's view ({name: (role, state)}) from the first node whose REST API answers
