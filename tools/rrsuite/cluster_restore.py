@@ -16,7 +16,7 @@ from .backup import BackupError, PgBackRest, archive_command
 from .clusterdir import NODES, ClusterError, say
 from .local_servers_dir import LocalServers
 from .postgres import pg_ctl_start, pg_ctl_stop
-from .process import HarnessError, print_tail
+from .process import HarnessError, http_get, print_tail
 
 
 def parse(args):
@@ -84,10 +84,38 @@ def restart_app(cluster, restored):
         members.start_member(cluster, name)
     # Once the daemons run again: the reconciliation pass over the restored window (it reopens
     # writes), with the daemons' own settings.
-    restore_steps.reconcile(cluster.bin("rocket-rides-api"), restored.since, cluster.app_env(), say,
-                            restored.writes_closed)
+    if restore_steps.reconcile(cluster.bin("rocket-rides-api"), restored.since, cluster.app_env(), say,
+                               restored.writes_closed):
+        wait_writes_open(cluster)
     for name in completers:
         members.start_member(cluster, name)
+
+
+WRITES_OPEN_SECONDS = 10
+
+
+def wait_writes_open(cluster):
+    """Until each API has seen the pass reopen writes: an API asks for open fences every two seconds
+    and answers writes with 503 until it has, so without this wait a client's first write after
+    "restored" could meet an API that has not asked yet. Each API says which in GET /readyz."""
+    apis = [name for name in ("api1", "api2") if name in cluster.app_members]
+    deadline = time.monotonic() + WRITES_OPEN_SECONDS
+    closed = apis
+    while closed and time.monotonic() < deadline:
+        time.sleep(0.2)
+        closed = [name for name in closed if writes_closed_at(cluster.port(name.upper() + "_PORT"))]
+    if closed:
+        say("WARNING: %s still answer%s writes with 503 %d s after reconciliation reopened them (GET /readyz)" % (
+            " and ".join(closed), "s" if len(closed) == 1 else "", WRITES_OPEN_SECONDS))
+    else:
+        say("%s take writes again" % " and ".join(apis))
+
+
+def writes_closed_at(port):
+    """Whether the API on `port` does not answer /readyz with writes open (a closed fence's body names
+    "writes"; an API that does not answer counts as closed)."""
+    status, body = http_get(port, "/readyz")
+    return status != 200 or '"writes"' in body
 
 
 def patronictl(cluster, n, *command, quiet=False):

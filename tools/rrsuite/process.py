@@ -195,13 +195,19 @@ def stop_all(processes):
 
 def http_status(port, path, host="127.0.0.1", timeout=2.0):
     """The status of GET path, or 0 when nothing answers."""
+    return http_get(port, path, host, timeout)[0]
+
+
+def http_get(port, path, host="127.0.0.1", timeout=2.0):
+    """GET path: (status, body as text), or (0, "") when nothing answers."""
     import http.client
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         conn.request("GET", path)
-        return conn.getresponse().status
+        response = conn.getresponse()
+        return response.status, response.read().decode(errors="replace")
     except (OSError, http.client.HTTPException):
-        return 0
+        return 0, ""
     finally:
         conn.close()
 

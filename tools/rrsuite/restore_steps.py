@@ -171,11 +171,11 @@ def env_file_variables(path):
 
 def reconcile(api, since, env, say, writes_closed):
     """The reconciliation pass over [since, now] with the daemons' environment `env` (a dict, and
-    nothing else), or the command the operator must run."""
+    nothing else), or the command the operator must run. True if the pass ran."""
     by_hand = "run: rocket-rides-api reconcile --since %s (with the daemons' DATABASE_URL and STRIPE_API_BASE)" % since
     if not os.access(api, os.X_OK):
         say("reconcile: %s not found; %s" % (api, by_hand))
-        return
+        return False
     # Exit 5: another pass (a completer's) holds the lease; it ends within its window's listing.
     for _ in range(60):
         result = subprocess.run([api, "reconcile", "--since", since], env=env, stdin=subprocess.DEVNULL,
@@ -190,6 +190,7 @@ def reconcile(api, since, env, say, writes_closed):
             if not line.startswith("matched="):
                 print("    " + line, file=sys.stderr)
         sys.stderr.flush()
-    else:
-        say("reconcile did not run: %s" % lines[-1])
-        say("writes stay closed until it has; %s" % by_hand if writes_closed else by_hand)
+        return True
+    say("reconcile did not run: %s" % lines[-1])
+    say("writes stay closed until it has; %s" % by_hand if writes_closed else by_hand)
+    return False
