@@ -65,7 +65,10 @@ void RequestParser::on_field_impl(bhttp::field, string_view name, string_view va
   ++fields_;
 }
 
-void RequestParser::on_header_impl(error_code&) { request_.headers.resize(fields_); }
+void RequestParser::on_header_impl(error_code&) {
+  request_.headers.resize(fields_);
+  keep_alive_ = basic_parser::keep_alive();
+}
 
 // A trailer's lines are read by the header's rules (no obs-fold, a bound on their bytes) and then
 // dropped: see trailer_fields().

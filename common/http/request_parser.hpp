@@ -40,6 +40,10 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
   // The trailer's bytes are bounded like the header's: past `bytes` the parse fails with
   // error::header_limit. Beast itself bounds only the header section.
   void trailer_limit(std::size_t bytes) { trailer_limit_ = bytes; }
+  // Whether the connection may carry another request, from the header section alone (valid once it
+  // is read). Beast's own keep_alive() also takes a trailer's Connection field into its flags, so
+  // a field sent after the body could close the connection; none of the trailer is acted on.
+  bool keep_alive() const { return keep_alive_; }
 
  private:
   using string_view = boost::beast::string_view;
@@ -66,6 +70,7 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
   bool head_request_ = false;
   bool folded_field_ = false;
   bool folded_trailer_field_ = false;
+  bool keep_alive_ = false;
   unsigned version_ = 11;
 };
 

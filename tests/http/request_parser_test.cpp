@@ -175,6 +175,23 @@ BOOST_AUTO_TEST_CASE(trailer_fields_are_counted_and_never_become_headers) {
   BOOST_TEST(!parsed.parser->folded_field());
 }
 
+// Beast reads a trailer's Connection field into the flags behind its keep_alive(); the parser's
+// answer is the header section's alone.
+BOOST_AUTO_TEST_CASE(whether_the_connection_stays_open_is_read_from_the_header_section_only) {
+  const std::string chunked_head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n";
+  Request request;
+  auto parsed = parse(chunked_head + "\r\n1\r\na\r\n0\r\nConnection: close\r\n\r\n", request);
+  BOOST_TEST_REQUIRE(!parsed.ec, parsed.ec.message());
+  BOOST_TEST(parsed.parser->trailer_fields() == 1u);
+  BOOST_TEST(parsed.parser->keep_alive());
+  parsed = parse(chunked_head + "Connection: close\r\n\r\n1\r\na\r\n0\r\n\r\n", request);
+  BOOST_TEST_REQUIRE(!parsed.ec, parsed.ec.message());
+  BOOST_TEST(!parsed.parser->keep_alive());
+  parsed = parse("GET / HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", request);
+  BOOST_TEST_REQUIRE(!parsed.ec, parsed.ec.message());
+  BOOST_TEST(parsed.parser->keep_alive());
+}
+
 BOOST_AUTO_TEST_CASE(a_folded_trailer_field_is_told_apart_from_a_folded_header) {
   Request request;
   auto parsed =
