@@ -53,7 +53,7 @@ list=$("$cluster" backups "$dir" 2>&1) || fail "backups failed: $list"
 echo "$list" | sed 's/^/    /'
 full_label=$(echo "$list" | awk '$2 == "full" { print $1 }' | head -n 1)
 if [ -n "$full_label" ]; then ok "backups lists the full backup $full_label"; else fail "backups lists no full backup"; fi
-if echo "$list" | grep -qE "^[0-9]{8}-[0-9]{6}F_[0-9]{8}-[0-9]{6}D diff .* based on $full_label\$"; then
+if grep -qE "^[0-9]{8}-[0-9]{6}F_[0-9]{8}-[0-9]{6}D diff .* based on $full_label\$" <<<"$list"; then
   ok "backups lists a diff backup based on it"
 else
   fail "backups lists no diff backup based on the full one"
@@ -86,7 +86,7 @@ if [ "$got" = "30 1-30" ]; then ok "restore --to: exactly the rows committed bef
 else fail "restore --to $restore_point: rows $got, want 30 1-30"; fi
 late=$(sql "SELECT count(*) FROM restore_probe WHERE committed_at > '$restore_point'")
 [ "$late" = 0 ] || fail "$late restored rows were committed after $restore_point"
-echo "$out" | grep -q "^restored to: $restore_point" || fail "restore does not say what it restored to: $out"
+grep -q "^restored to: $restore_point" <<<"$out" || fail "restore does not say what it restored to: $out"
 fence=$(sql "SELECT count(*) FROM write_fences WHERE reason = 'restored to $restore_point'")
 [ "$fence" = 1 ] && ok "writes closed: one write_fences row" || fail "$fence write_fences rows for this restore, want 1"
 reopened=$(sql "SELECT count(*) FROM write_fences WHERE reason = 'restored to $restore_point' AND reopened_at IS NOT NULL")
@@ -108,8 +108,8 @@ else fail "restore --latest: rows $got, want 40 1-50 (before: $want)"; fi
 step "status and metrics"
 status_out=$("$cluster" status "$dir")
 echo "$status_out" | grep -E '^(backup|archive|check):' | sed 's/^/    /'
-echo "$status_out" | grep -q '^check: ok' || fail "status: pgbackrest check is not ok"
-echo "$status_out" | grep -q '^backup: last full' || fail "status names no last backup"
+grep -q '^check: ok' <<<"$status_out" || fail "status: pgbackrest check is not ok"
+grep -q '^backup: last full' <<<"$status_out" || fail "status names no last backup"
 "$cluster" backup-metrics "$dir" "$dir/backup.prom" || fail "backup-metrics failed"
 metric() { awk -v m="$1" '$1 == m { print $2 }' "$dir/backup.prom" 2>/dev/null; }
 now=$(date +%s)
@@ -120,13 +120,13 @@ for metric in rocket_rides_backup_last_success_timestamp_seconds rocket_rides_ar
 done
 pending=$(metric rocket_rides_archive_pending_segments)
 [ -n "$pending" ] || fail "no rocket_rides_archive_pending_segments"
-echo "$status_out" | grep -q '^verify: never run' || fail "status before any verify: $(echo "$status_out" | grep '^verify')"
+grep -q '^verify: never run' <<<"$status_out" || fail "status before any verify: $(echo "$status_out" | grep '^verify')"
 [ "$(metric rocket_rides_backup_last_verify_timestamp_seconds)" = 0 ] || fail "a verify timestamp before any verify"
 
 step "pgbackrest verify: a sound repository, then one with a damaged backup file"
 if out=$("$cluster" verify "$dir" 2>&1); then ok "verify: $out"; else fail "verify of a sound repository failed: $out"; fi
 status_out=$("$cluster" status "$dir")
-echo "$status_out" | grep -q '^verify: ok at ' && ok "status: $(echo "$status_out" | grep '^verify')" ||
+grep -q '^verify: ok at ' <<<"$status_out" && ok "status: $(echo "$status_out" | grep '^verify')" ||
   fail "status after a good verify: $(echo "$status_out" | grep '^verify' || echo none)"
 "$cluster" backup-metrics "$dir" "$dir/backup.prom" || fail "backup-metrics failed"
 [ "$(metric rocket_rides_backup_verify_ok)" = 1 ] || fail "rocket_rides_backup_verify_ok $(metric rocket_rides_backup_verify_ok) after a good verify"
@@ -150,13 +150,13 @@ rm -f "$hole"
 if out=$("$cluster" verify "$dir" 2>&1); then
   fail "verify passed a repository with $victim damaged and $hole_name gone: $out"
 else
-  echo "$out" | grep -q 'checksum invalid: 1' && ok "verify names the damaged file: $out" ||
+  grep -q 'checksum invalid: 1' <<<"$out" && ok "verify names the damaged file: $out" ||
     fail "verify does not name the damaged backup file: $out"
-  echo "$out" | grep -q "WAL gap: timeline $((16#$timeline)) misses $hole_name" && ok "verify names the hole in the archive" ||
+  grep -q "WAL gap: timeline $((16#$timeline)) misses $hole_name" <<<"$out" && ok "verify names the hole in the archive" ||
     fail "verify does not name the missing segment $hole_name: $out"
 fi
 status_out=$("$cluster" status "$dir")
-echo "$status_out" | grep -q '^verify: FAILED at ' && ok "status: $(echo "$status_out" | grep '^verify')" ||
+grep -q '^verify: FAILED at ' <<<"$status_out" && ok "status: $(echo "$status_out" | grep '^verify')" ||
   fail "status after a failed verify: $(echo "$status_out" | grep '^verify' || echo none)"
 "$cluster" backup-metrics "$dir" "$dir/backup.prom" || fail "backup-metrics failed"
 [ "$(metric rocket_rides_backup_verify_ok)" = 0 ] || fail "rocket_rides_backup_verify_ok $(metric rocket_rides_backup_verify_ok) after a failed verify"

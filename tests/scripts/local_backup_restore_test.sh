@@ -87,7 +87,7 @@ sed 's/^/    /' "$dir/restore-to.log"
 got=$(rows)
 if [ "$got" = "20 1-20" ]; then ok "restore --to: exactly the rows committed before it ($got)"
 else fail "restore --to $restore_point: rows $got, want 20 1-20"; fi
-echo "$out" | grep -q "^restored to: $restore_point " && ok "it says what it restored to" ||
+grep -q "^restored to: $restore_point " <<<"$out" && ok "it says what it restored to" ||
   fail "restore does not say what it restored to: $out"
 [ "$(fences)" = "1 1" ] && ok "writes closed, then reopened by the reconciliation pass" ||
   fail "write_fences (rows, reopened): $(fences), want 1 1"

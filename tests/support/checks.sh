@@ -15,7 +15,7 @@ refused_in_one_line() {
   shift 2
   if err=$("$@" 2>&1); then
     fail "$what succeeded: $err"
-  elif [ "$(echo "$err" | grep -c .)" = 1 ] && echo "$err" | grep -q "$pattern"; then
+  elif [ "$(echo "$err" | grep -c .)" = 1 ] && grep -q "$pattern" <<<"$err"; then
     ok "$what refused in one line: $err"
   else
     fail "$what: want one line with '$pattern', got: $err"
