@@ -20,7 +20,7 @@
 # BIN_DIR holds rocket-rides-stripe-mock; WORK_DIR (beside the test build) keeps the source copy,
 # the packages and the logs between runs. CACHE_DIR is ROCKET_RIDES_PACKAGE_CACHE, by default
 # ~/.cache/rocket-rides/package-test (XDG_CACHE_HOME's): the roots outlive the build tree, since a
-# fresh clone's first run fetched the root again, about 40 s of a test that runs alone; a root
+# fresh clone's first run fetched the root again, about 40 s of the test; a root
 # older than 14 days is fetched afresh. Needs root, DATABASE_URL of a running
 # PostgreSQL on 127.0.0.1 (scripts/local-servers.sh), debhelper, lintian and debootstrap.
 set -euo pipefail
