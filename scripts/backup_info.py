@@ -149,8 +149,10 @@ def command_target(info, text):
 
 # The archiver's state as "pushed|failed|pending": Unix times of the last archived segment and
 # the last failure, and the segments waiting in pg_wal (needs a superuser, or pg_ls_dir granted).
-ARCHIVER_SQL = """SELECT COALESCE(extract(epoch FROM last_archived_time)::bigint, 0) || '|' ||
-    COALESCE(extract(epoch FROM last_failed_time)::bigint, 0) || '|' ||
+# The times are cut to the second (floor): a cast alone rounds, and put a push in the last half
+# second a second into the future.
+ARCHIVER_SQL = """SELECT COALESCE(floor(extract(epoch FROM last_archived_time))::bigint, 0) || '|' ||
+    COALESCE(floor(extract(epoch FROM last_failed_time))::bigint, 0) || '|' ||
     (SELECT count(*) FROM pg_ls_dir('pg_wal/archive_status') AS f WHERE f LIKE '%.ready')
     FROM pg_stat_archiver"""
 
