@@ -99,11 +99,11 @@ def wait_writes_open(cluster):
     and answers writes with 503 until it has, so without this wait a client's first write after
     "restored" could meet an API that has not asked yet. Each API says which in GET /readyz."""
     apis = [name for name in ("api1", "api2") if name in cluster.app_members]
-    deadline = time.monotonic() + WRITES_OPEN_SECONDS
-    closed = apis
-    while closed and time.monotonic() < deadline:
-        time.sleep(0.2)
-        closed = [name for name in closed if writes_closed_at(cluster.port(name.upper() + "_PORT"))]
+
+    def still_closed():
+        return [name for name in apis if writes_closed_at(cluster.port(name.upper() + "_PORT"))]
+
+    closed = [] if ha_state.poll(lambda: not still_closed(), WRITES_OPEN_SECONDS) else still_closed()
     if closed:
         say("WARNING: %s still answer%s writes with 503 %d s after reconciliation reopened them (GET /readyz)" % (
             " and ".join(closed), "s" if len(closed) == 1 else "", WRITES_OPEN_SECONDS))
