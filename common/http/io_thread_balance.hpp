@@ -22,7 +22,8 @@ namespace rr::http {
 
 class IoThreadBalance {
  public:
-  // Mean CPU share of the threads in use (of one core each) above which the next one is taken in.
+  // Mean share of a core the threads in use wanted (ran, or waited runnable for one: a thread that
+  // other work keeps off its core is as busy as one that runs) above which the next one is taken in.
   static constexpr double kSpreadAbove = 0.7;
   // One thread is given back when the others would carry the whole load at this share or less:
   // well below kSpreadAbove, so a load near the line does not take a thread in and out by turns.
@@ -45,7 +46,7 @@ class IoThreadBalance {
   // A connection on `thread` closed.
   void closed(std::size_t thread);
 
-  // What each thread used over the last period, as a share of one core (one entry per thread):
+  // What each thread wanted over the last period, as a share of one core (one entry per thread):
   // takes the next thread in or gives the last one back. Called from one place at a time.
   void observe(const std::vector<double>& busy);
 

@@ -74,9 +74,11 @@ void Server::start() {
   auto& core = impl_->core;
   core.listen();
   core.do_accept();
-  for (auto& ioc : core.iocs) {
-    core.work.push_back(asio::make_work_guard(*ioc));
-    core.io_threads.emplace_back([&ioc = *ioc] {
+  for (std::size_t index = 0; index < core.iocs.size(); ++index) {
+    auto& ioc = *core.iocs[index];
+    core.work.push_back(asio::make_work_guard(ioc));
+    core.io_threads.emplace_back([&ioc, &load = core.load, index] {
+      load.thread_started(index);
       for (;;) {
         try {
           ioc.run();
