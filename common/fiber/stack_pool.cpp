@@ -10,9 +10,18 @@
 namespace rr::fiber {
 namespace {
 
+// AddressSanitizer, as GCC says it and as clang does (clang 14 has no __SANITIZE_ADDRESS__).
+#if defined(__SANITIZE_ADDRESS__)
+#define RR_FIBER_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RR_FIBER_ADDRESS_SANITIZER 1
+#endif
+#endif
+
 // The deepest request path (endpoint, runner, phase, libpqxx, Beast, logging) uses a few tens of
 // KiB; sanitizers' redzones make frames several times larger.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RR_FIBER_ADDRESS_SANITIZER)
 constexpr std::size_t kStackSize = 1024 * 1024;
 #else
 constexpr std::size_t kStackSize = 256 * 1024;

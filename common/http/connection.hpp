@@ -27,7 +27,7 @@
 
 namespace rr::http::detail {
 
-class ServerConnection : public std::enable_shared_from_this<ServerConnection>, private IdleWaiter {
+class ServerConnection final : public std::enable_shared_from_this<ServerConnection>, private IdleWaiter {
  public:
   ServerConnection(boost::asio::ip::tcp::socket socket, ServerCore& core, ConnectionLimit::Id id, std::size_t thread);
   ~ServerConnection();

@@ -22,7 +22,7 @@
 
 using rr::test::count_of;
 
-namespace log = rr::log;
+namespace logging = rr::log;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -63,8 +63,8 @@ struct Pipe {
   std::string received;
 };
 
-log::BufferOptions quick(std::chrono::milliseconds interval) {
-  log::BufferOptions options;
+logging::BufferOptions quick(std::chrono::milliseconds interval) {
+  logging::BufferOptions options;
   options.flush_interval = interval;
   return options;
 }
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_SUITE(log_buffer)
 
 BOOST_AUTO_TEST_CASE(a_line_waits_for_the_interval_and_no_longer) {
   Pipe out;
-  log::LineBuffer buffer(out.write_end, quick(300ms), nullptr);
+  logging::LineBuffer buffer(out.write_end, quick(300ms), nullptr);
   auto appended = Clock::now();
   BOOST_REQUIRE(buffer.append("one\n", false));
   // Not written at once: that is the point of the buffer.
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(a_line_waits_for_the_interval_and_no_longer) {
 
 BOOST_AUTO_TEST_CASE(an_urgent_line_is_written_at_once_with_the_lines_before_it) {
   Pipe out;
-  log::LineBuffer buffer(out.write_end, quick(10s), nullptr);
+  logging::LineBuffer buffer(out.write_end, quick(10s), nullptr);
   BOOST_REQUIRE(buffer.append("info\n", false));
   auto appended = Clock::now();
   BOOST_REQUIRE(buffer.append("error\n", true));
@@ -99,9 +99,9 @@ BOOST_AUTO_TEST_CASE(an_urgent_line_is_written_at_once_with_the_lines_before_it)
 
 BOOST_AUTO_TEST_CASE(a_full_batch_is_written_before_the_interval) {
   Pipe out;
-  log::BufferOptions options = quick(10s);
+  logging::BufferOptions options = quick(10s);
   options.flush_bytes = 1000;
-  log::LineBuffer buffer(out.write_end, options, nullptr);
+  logging::LineBuffer buffer(out.write_end, options, nullptr);
   auto line = [](int i) { return std::to_string(i) + std::string(98, 'x') + "\n"; };
   for (int i = 0; i < 10; ++i) BOOST_REQUIRE(buffer.append(line(i), false));
   auto received = out.read_until(line(9), 2s);
@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(a_full_batch_is_written_before_the_interval) {
 
 BOOST_AUTO_TEST_CASE(flush_returns_once_every_line_is_written) {
   Pipe out;
-  log::LineBuffer buffer(out.write_end, quick(10s), nullptr);
+  logging::LineBuffer buffer(out.write_end, quick(10s), nullptr);
   for (int i = 0; i < 100; ++i) BOOST_REQUIRE(buffer.append("line " + std::to_string(i) + "\n", false));
   BOOST_TEST(buffer.flush(2s));
   // Everything is in the pipe already: a read that does not wait finds all of it.
@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(lines_of_many_threads_arrive_whole_and_in_each_threads_orde
   std::string all;
   std::thread reader([&] { all = out.read_until("t3 1999\n", 30s); });
   {
-    log::LineBuffer buffer(out.write_end, quick(50ms), nullptr);
+    logging::LineBuffer buffer(out.write_end, quick(50ms), nullptr);
     std::vector<std::thread> writers;
     for (int t = 0; t < kThreads; ++t) {
       writers.emplace_back([&buffer, t] {
@@ -152,10 +152,10 @@ BOOST_AUTO_TEST_CASE(lines_of_many_threads_arrive_whole_and_in_each_threads_orde
 BOOST_AUTO_TEST_CASE(a_full_output_never_blocks_the_caller_and_the_drops_are_reported) {
   Pipe out;
   ::fcntl(out.write_end, F_SETPIPE_SZ, 4096);  // the smallest pipe: nobody reads it yet
-  log::BufferOptions options = quick(10ms);
+  logging::BufferOptions options = quick(10ms);
   options.max_pending_bytes = 64 * 1024;
-  log::LineBuffer buffer(out.write_end, options,
-                         [](std::uint64_t dropped) { return "dropped=" + std::to_string(dropped) + "\n"; });
+  logging::LineBuffer buffer(out.write_end, options,
+                             [](std::uint64_t dropped) { return "dropped=" + std::to_string(dropped) + "\n"; });
   std::string line(99, 'x');
   line += '\n';
   auto started = Clock::now();
@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(a_full_output_never_blocks_the_caller_and_the_drops_are_rep
 
 BOOST_AUTO_TEST_CASE(after_stop_lines_are_written_before_append_returns) {
   Pipe out;
-  log::LineBuffer buffer(out.write_end, quick(10s), nullptr);
+  logging::LineBuffer buffer(out.write_end, quick(10s), nullptr);
   BOOST_REQUIRE(buffer.append("before\n", false));
   buffer.stop(2s);
   BOOST_TEST(out.read_until("before\n", 0ms) == "before\n");
@@ -200,11 +200,11 @@ struct StdoutToPipe {
   Pipe out;
   int saved = ::dup(STDOUT_FILENO);
   StdoutToPipe() {
-    log::flush();
+    logging::flush();
     BOOST_REQUIRE(::dup2(out.write_end, STDOUT_FILENO) >= 0);
   }
   ~StdoutToPipe() {
-    log::flush();
+    logging::flush();
     ::dup2(saved, STDOUT_FILENO);
     ::close(saved);
   }
@@ -213,9 +213,9 @@ struct StdoutToPipe {
 BOOST_FIXTURE_TEST_SUITE(process_log, StdoutToPipe)
 
 BOOST_AUTO_TEST_CASE(an_info_line_reaches_standard_output_within_the_flush_interval) {
-  const auto interval = log::BufferOptions{}.flush_interval;
+  const auto interval = logging::BufferOptions{}.flush_interval;
   auto logged = Clock::now();
-  log::info("within the interval", {{"n", 1}});
+  logging::info("within the interval", {{"n", 1}});
   auto received = out.read_until("n=1\n", interval + 1s);
   auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - logged);
   BOOST_TEST(received.find("msg=\"within the interval\" n=1\n") != std::string::npos, received);
@@ -224,31 +224,31 @@ BOOST_AUTO_TEST_CASE(an_info_line_reaches_standard_output_within_the_flush_inter
 }
 
 BOOST_AUTO_TEST_CASE(a_forked_child_writes_its_own_lines_and_not_its_parents) {
-  log::info("parent before fork");  // still pending when the child is forked
+  logging::info("parent before fork");  // still pending when the child is forked
   pid_t child = ::fork();
   BOOST_REQUIRE(child >= 0);
   if (child == 0) {
-    log::info("child line");  // no writer thread in the child: written before info() returns
-    ::_exit(0);               // no exit handlers: only what was written before counts
+    logging::info("child line");  // no writer thread in the child: written before info() returns
+    ::_exit(0);                   // no exit handlers: only what was written before counts
   }
   int status = 0;
   BOOST_REQUIRE(::waitpid(child, &status, 0) == child);
   BOOST_TEST(WIFEXITED(status));
-  BOOST_TEST(log::flush(2s));
+  BOOST_TEST(logging::flush(2s));
   auto received = out.read_until("parent before fork", 1s);
   BOOST_TEST(count_of(received, "msg=\"child line\"") == 1u, received);
   BOOST_TEST(count_of(received, "msg=\"parent before fork\"") == 1u, received);
 }
 
 BOOST_AUTO_TEST_CASE(fields_render_numbers_and_text_as_before) {
-  log::info("fields", {{"i", -42},
-                       {"u", std::uint64_t{18446744073709551615u}},
-                       {"d", 0.25},
-                       {"ms", std::chrono::milliseconds(1500)},
-                       {"b", true},
-                       {"s", std::string("a b")},
-                       {"v", std::string_view("plain")}});
-  BOOST_TEST(log::flush(2s));
+  logging::info("fields", {{"i", -42},
+                           {"u", std::uint64_t{18446744073709551615u}},
+                           {"d", 0.25},
+                           {"ms", std::chrono::milliseconds(1500)},
+                           {"b", true},
+                           {"s", std::string("a b")},
+                           {"v", std::string_view("plain")}});
+  BOOST_TEST(logging::flush(2s));
   auto received = out.read_until("\n", 0ms);
   BOOST_TEST(received.find(R"(msg=fields i=-42 u=18446744073709551615 d=0.25 ms=1500ms b=true s="a b" v=plain)") !=
                  std::string::npos,

@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(an_abandoned_key_at_started_is_finished_with_one_ride_one_c
 BOOST_AUTO_TEST_CASE(a_request_whose_process_died_after_creating_the_ride_is_finished_without_a_second_ride) {
   idem::RunnerOptions options;
   options.after_commit = [](const std::string& point) {
-    if (point == "ride_created") throw idem::SimulatedCrash("API process died after ride_created");
+    if (point == "ride_created") throw idem::SimulatedCrash{"API process died after ride_created"};
   };
   RideFixture f(5, options);
   auto key = new_key();

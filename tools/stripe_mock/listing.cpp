@@ -3,7 +3,7 @@
 // range of record indexes read backwards: ties in `created` fall in creation order and a cursor
 // is a place in that order, so paging never skips or repeats an object.
 #include <algorithm>
-#include <ranges>
+#include <cstddef>
 
 #include "tools/stripe_mock/mock.hpp"
 #include "tools/stripe_mock/objects.hpp"
@@ -17,32 +17,60 @@ struct Page {
   bool has_more = false;
 };
 
+// Every record index of a collection, 0 to count - 1, as a sequence.
+struct AllIndexes {
+  std::size_t count;
+  std::size_t size() const { return count; }
+  ObjectIndex operator[](std::size_t position) const { return static_cast<ObjectIndex>(position); }
+};
+
+// The first position in [from, to) of `sequence` whose index fails `before`, where every index
+// that passes comes before every one that fails: a binary search.
+template <typename Sequence, typename Before>
+std::size_t first_failing(const Sequence& sequence, std::size_t from, std::size_t to, Before before) {
+  while (from < to) {
+    std::size_t middle = from + (to - from) / 2;
+    if (before(sequence[middle])) {
+      from = middle + 1;
+    } else {
+      to = middle;
+    }
+  }
+  return from;
+}
+
 // `sequence`: record indexes, ascending (oldest first); `created_of` their times. starting_after
 // lists what is older than its object, ending_before what is newer, the page nearest to it.
 template <typename Sequence, typename CreatedOf>
 Page select_page(const Sequence& sequence, CreatedOf created_of, const ListQuery& query,
                  std::optional<ObjectIndex> starting_after, std::optional<ObjectIndex> ending_before) {
-  auto first = std::ranges::begin(sequence);
-  auto last = std::ranges::end(sequence);
-  auto low =
-      std::ranges::partition_point(sequence, [&](ObjectIndex index) { return created_of(index) < query.created_from; });
-  auto high =
-      std::ranges::partition_point(low, last, [&](ObjectIndex index) { return created_of(index) <= query.created_to; });
-  auto limit = static_cast<std::ptrdiff_t>(query.limit);
+  std::size_t count = sequence.size();
+  std::size_t low =
+      first_failing(sequence, 0, count, [&](ObjectIndex index) { return created_of(index) < query.created_from; });
+  std::size_t high =
+      first_failing(sequence, low, count, [&](ObjectIndex index) { return created_of(index) <= query.created_to; });
+  auto limit = static_cast<std::size_t>(query.limit);
   Page page;
+  auto take_newest_first = [&](std::size_t from, std::size_t to) {
+    for (auto position = to; position != from;) page.newest_first.push_back(sequence[--position]);
+  };
   if (ending_before) {
-    auto from = std::max(low, std::ranges::upper_bound(first, last, *ending_before));
+    std::size_t newer = first_failing(sequence, 0, count, [&](ObjectIndex index) { return index <= *ending_before; });
+    std::size_t from = std::max(low, newer);
     if (from >= high) return page;
-    auto to = from + std::min(limit, static_cast<std::ptrdiff_t>(high - from));
+    std::size_t to = from + std::min(limit, high - from);
     page.has_more = to < high;
-    for (auto it = to; it != from;) page.newest_first.push_back(*--it);
+    take_newest_first(from, to);
     return page;
   }
-  auto to = starting_after ? std::min(high, std::ranges::lower_bound(first, last, *starting_after)) : high;
+  std::size_t to = high;
+  if (starting_after) {
+    to = std::min(high, first_failing(sequence, 0, count, [&](ObjectIndex index) { return index < *starting_after; }));
+  }
   if (to <= low) return page;
-  auto from = to - std::min(limit, static_cast<std::ptrdiff_t>(to - low));
+  std::size_t from = to - std::min(limit, to - low);
   page.has_more = from > low;
-  for (auto it = to; it != from;) page.newest_first.push_back(*--it);
+  take_newest_first(from, to);
   return page;
 }
 
@@ -87,8 +115,7 @@ http::Response Mock::list_charges(const ListQuery& query) {
     if (!charges) return no_such_cursor("customer", *query.owner, "customer");
     page = select_page(*charges, created_of, query, starting_after, ending_before);
   } else {
-    auto all = std::views::iota(ObjectIndex{0}, static_cast<ObjectIndex>(ledger_.charge_count()));
-    page = select_page(all, created_of, query, starting_after, ending_before);
+    page = select_page(AllIndexes{ledger_.charge_count()}, created_of, query, starting_after, ending_before);
   }
   return list_object(page, "/v1/charges", [this](JsonWriter& json, ObjectIndex index) {
     write_charge(json, ledger_, index, ChargeMoment::now);
@@ -111,8 +138,7 @@ http::Response Mock::list_refunds(const ListQuery& query) {
     if (!charge) return no_such_cursor("charge", *query.owner, "charge");
     page = select_page(ledger_.refunds_of(*charge), created_of, query, starting_after, ending_before);
   } else {
-    auto all = std::views::iota(ObjectIndex{0}, static_cast<ObjectIndex>(ledger_.refund_count()));
-    page = select_page(all, created_of, query, starting_after, ending_before);
+    page = select_page(AllIndexes{ledger_.refund_count()}, created_of, query, starting_after, ending_before);
   }
   return list_object(page, "/v1/refunds",
                      [this](JsonWriter& json, ObjectIndex index) { write_refund(json, ledger_, index); });
