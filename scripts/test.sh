@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 # CMAKE_UNITY_BUILD: each library's files compiled in batches of eight, as the package is built;
 # on a fresh machine the build takes about 10 minutes instead of 15 (docs/testing.md).
-scripts/build.sh build-test -DROCKET_RIDES_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DROCKET_RIDES_SHARED_FOLDERS=ON \
-  -DCMAKE_UNITY_BUILD=ON
+# clang 14 (installed for the fuzz trees): the sanitized debug build costs it about a third less
+# CPU than GCC 12, most of the build being the suites' own files. GCC still compiles every shipped
+# file in the same run: the package test builds the packages as Debian does (docs/testing.md).
+scripts/build.sh build-test -DCMAKE_CXX_COMPILER=clang++-14 -DROCKET_RIDES_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+  -DROCKET_RIDES_SHARED_FOLDERS=ON -DCMAKE_UNITY_BUILD=ON
 
 # psql, pg_dump and pg_isready in /usr/bin are Debian's pg_wrapper, a Perl script that picks a
 # version and then runs it: 0.06 CPU-seconds a call over the binary's own 0.03, and the suites call
