@@ -3,7 +3,9 @@
 // range of record indexes read backwards: ties in `created` fall in creation order and a cursor
 // is a place in that order, so paging never skips or repeats an object.
 #include <algorithm>
+#include <boost/iterator/counting_iterator.hpp>
 #include <cstddef>
+#include <utility>
 
 #include "tools/stripe_mock/mock.hpp"
 #include "tools/stripe_mock/objects.hpp"
@@ -17,61 +19,38 @@ struct Page {
   bool has_more = false;
 };
 
-// Every record index of a collection, 0 to count - 1, as a sequence.
-struct AllIndexes {
-  std::size_t count;
-  std::size_t size() const { return count; }
-  ObjectIndex operator[](std::size_t position) const { return static_cast<ObjectIndex>(position); }
-};
-
-// The first position in [from, to) of `sequence` whose index fails `before`, where every index
-// that passes comes before every one that fails: a binary search.
-template <typename Sequence, typename Before>
-std::size_t first_failing(const Sequence& sequence, std::size_t from, std::size_t to, Before before) {
-  while (from < to) {
-    std::size_t middle = from + (to - from) / 2;
-    if (before(sequence[middle])) {
-      from = middle + 1;
-    } else {
-      to = middle;
-    }
-  }
-  return from;
-}
-
-// `sequence`: record indexes, ascending (oldest first); `created_of` their times. starting_after
-// lists what is older than its object, ending_before what is newer, the page nearest to it.
-template <typename Sequence, typename CreatedOf>
-Page select_page(const Sequence& sequence, CreatedOf created_of, const ListQuery& query,
+// `first`..`last`: record indexes, ascending (oldest first); `created_of` their times.
+// starting_after lists what is older than its object, ending_before what is newer, the page
+// nearest to it.
+template <typename Iterator, typename CreatedOf>
+Page select_page(Iterator first, Iterator last, CreatedOf created_of, const ListQuery& query,
                  std::optional<ObjectIndex> starting_after, std::optional<ObjectIndex> ending_before) {
-  std::size_t count = sequence.size();
-  std::size_t low =
-      first_failing(sequence, 0, count, [&](ObjectIndex index) { return created_of(index) < query.created_from; });
-  std::size_t high =
-      first_failing(sequence, low, count, [&](ObjectIndex index) { return created_of(index) <= query.created_to; });
-  auto limit = static_cast<std::size_t>(query.limit);
+  auto low =
+      std::partition_point(first, last, [&](ObjectIndex index) { return created_of(index) < query.created_from; });
+  auto high = std::partition_point(low, last, [&](ObjectIndex index) { return created_of(index) <= query.created_to; });
+  auto limit = static_cast<std::ptrdiff_t>(query.limit);
   Page page;
-  auto take_newest_first = [&](std::size_t from, std::size_t to) {
-    for (auto position = to; position != from;) page.newest_first.push_back(sequence[--position]);
-  };
   if (ending_before) {
-    std::size_t newer = first_failing(sequence, 0, count, [&](ObjectIndex index) { return index <= *ending_before; });
-    std::size_t from = std::max(low, newer);
+    auto from = std::max(low, std::upper_bound(first, last, *ending_before));
     if (from >= high) return page;
-    std::size_t to = from + std::min(limit, high - from);
+    auto to = from + std::min(limit, static_cast<std::ptrdiff_t>(high - from));
     page.has_more = to < high;
-    take_newest_first(from, to);
+    for (auto it = to; it != from;) page.newest_first.push_back(*--it);
     return page;
   }
-  std::size_t to = high;
-  if (starting_after) {
-    to = std::min(high, first_failing(sequence, 0, count, [&](ObjectIndex index) { return index < *starting_after; }));
-  }
+  auto to = starting_after ? std::min(high, std::lower_bound(first, last, *starting_after)) : high;
   if (to <= low) return page;
-  std::size_t from = to - std::min(limit, to - low);
+  auto from = to - std::min(limit, static_cast<std::ptrdiff_t>(to - low));
   page.has_more = from > low;
-  take_newest_first(from, to);
+  for (auto it = to; it != from;) page.newest_first.push_back(*--it);
   return page;
+}
+
+// Every record index of a collection, 0 to count - 1 (std::views::iota, which clang 14 cannot
+// compile with libstdc++ 12's ranges algorithms).
+std::pair<boost::counting_iterator<ObjectIndex>, boost::counting_iterator<ObjectIndex>> all_indexes(std::size_t count) {
+  return {boost::counting_iterator<ObjectIndex>(0),
+          boost::counting_iterator<ObjectIndex>(static_cast<ObjectIndex>(count))};
 }
 
 // An unknown cursor: a 400, not the 404 of an unknown id in the path (Stripe's answer).
@@ -113,9 +92,10 @@ http::Response Mock::list_charges(const ListQuery& query) {
     // Stripe refuses a customer it does not know; here a customer is known once created or charged.
     auto charges = ledger_.charges_of(*query.owner);
     if (!charges) return no_such_cursor("customer", *query.owner, "customer");
-    page = select_page(*charges, created_of, query, starting_after, ending_before);
+    page = select_page(charges->begin(), charges->end(), created_of, query, starting_after, ending_before);
   } else {
-    page = select_page(AllIndexes{ledger_.charge_count()}, created_of, query, starting_after, ending_before);
+    auto [first, last] = all_indexes(ledger_.charge_count());
+    page = select_page(first, last, created_of, query, starting_after, ending_before);
   }
   return list_object(page, "/v1/charges", [this](JsonWriter& json, ObjectIndex index) {
     write_charge(json, ledger_, index, ChargeMoment::now);
@@ -136,9 +116,11 @@ http::Response Mock::list_refunds(const ListQuery& query) {
   if (query.owner) {
     auto charge = ledger_.find_charge(*query.owner);
     if (!charge) return no_such_cursor("charge", *query.owner, "charge");
-    page = select_page(ledger_.refunds_of(*charge), created_of, query, starting_after, ending_before);
+    auto refunds = ledger_.refunds_of(*charge);
+    page = select_page(refunds.begin(), refunds.end(), created_of, query, starting_after, ending_before);
   } else {
-    page = select_page(AllIndexes{ledger_.refund_count()}, created_of, query, starting_after, ending_before);
+    auto [first, last] = all_indexes(ledger_.refund_count());
+    page = select_page(first, last, created_of, query, starting_after, ending_before);
   }
   return list_object(page, "/v1/refunds",
                      [this](JsonWriter& json, ObjectIndex index) { write_refund(json, ledger_, index); });
