@@ -1,8 +1,8 @@
 // What IoThreadBalance decides from: how much of a core each I/O thread wanted over a period, the
 // CPU it ran and the time it waited runnable for a core (thread_demand.hpp), read on the first I/O
-// thread; where the kernel keeps no schedstat, the thread's CPU clock alone. Every 100 ms while the threads work, every
-// second while one thread in use is all but idle, so that an idle server wakes once a second for it, not ten times (a
-// load from idle spreads within a second).
+// thread; where the kernel keeps no schedstat, the thread's CPU clock alone. Every 100 ms while the
+// threads work, every second while one thread in use is all but idle, so that an idle server wakes
+// once a second for it, not ten times (a load from idle spreads within a second).
 #pragma once
 
 #include <sys/types.h>
